@@ -1,0 +1,30 @@
+// One Jest configuration for the whole workspace. Tests run as native ESM (the `test` script
+// passes --experimental-vm-modules) and TypeScript is stripped by SWC; types are checked by
+// `pnpm typecheck`, not here. Workspace packages resolve to their sources through the
+// `@gateway/source` export condition, so no build step is needed before testing.
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  testEnvironmentOptions: {
+    customExportConditions: ['@gateway/source', 'node', 'node-addons'],
+  },
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/scripts'],
+  testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+        module: { type: 'es6' },
+      },
+    ],
+  },
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
+};
