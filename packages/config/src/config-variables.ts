@@ -1,0 +1,186 @@
+import type { GatewayEnvName } from './env-schema.js';
+import type { GatewayConfig } from './gateway-config.js';
+
+/** Documentation of one configuration variable; the README table is generated from these. */
+export type ConfigVariable = {
+  readonly name: GatewayEnvName;
+  /** The GatewayConfig field holding the converted value. */
+  readonly field: keyof GatewayConfig;
+  readonly description: string;
+  /** Default as written in documentation; absent when unset means "not configured". */
+  readonly default?: string;
+  readonly required: boolean;
+  /** Never logged and never echoed in error messages. */
+  readonly secret: boolean;
+};
+
+const variable = (
+  name: GatewayEnvName,
+  field: keyof GatewayConfig,
+  description: string,
+  options: { default?: string; required?: boolean; secret?: boolean } = {},
+): ConfigVariable =>
+  Object.freeze({
+    name,
+    field,
+    description,
+    ...(options.default === undefined ? {} : { default: options.default }),
+    required: options.required ?? false,
+    secret: options.secret ?? false,
+  });
+
+export const configVariables: readonly ConfigVariable[] = Object.freeze([
+  variable('PORT', 'port', 'HTTP port the gateway listens on (1 to 65535).', { default: '8080' }),
+  variable(
+    'NODE_ENV',
+    'nodeEnv',
+    '`production`, `development` or `test`. `production` turns on Secure cookies and HSTS.',
+    { default: 'development' },
+  ),
+  variable(
+    'LOG_LEVEL',
+    'logLevel',
+    'Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.',
+    { default: 'info' },
+  ),
+  variable(
+    'IDENTITY_ISSUER',
+    'identityIssuer',
+    'Deployment issuer (HTTPS; HTTP only for localhost, 127.0.0.1, [::1] and *.localhost). ' +
+      'No query, fragment or credentials; a trailing `/` is removed.',
+    { required: true },
+  ),
+  variable(
+    'IDENTITY_OIDC_CLIENT_ID',
+    'identityOidcClientId',
+    "Client ID of the gateway's OIDC client in the deployment environment " +
+      '(`^[0-9A-Za-z@._~-]{1,128}$`).',
+  ),
+  variable(
+    'IDENTITY_OIDC_CLIENT_SECRET',
+    'identityOidcClientSecret',
+    "Client secret of the gateway's OIDC client in the deployment environment.",
+    { secret: true },
+  ),
+  variable(
+    'IDENTITY_POST_LOGOUT_REDIRECT_URI',
+    'identityPostLogoutRedirectUri',
+    'Where deployment-environment logout returns when the session has no platform. ' +
+      'Empty means ACCOUNT_CENTER_URL.',
+  ),
+  variable('ACCOUNT_CENTER_URL', 'accountCenterUrl', 'Fallback post-logout destination.'),
+  variable(
+    'IDENTITY_ACCESS_TOKEN_AUDIENCE',
+    'accessTokenAudience',
+    'Required `aud` of Bearer access tokens.',
+    { default: 'http://localhost:8080' },
+  ),
+  variable(
+    'IDENTITY_ENVIRONMENT_SECRET_KEY',
+    'identityEnvironmentSecretKey',
+    'At least 32 characters. Encrypts client secrets of database environments; changing it ' +
+      'makes stored secrets unreadable until each is re-entered.',
+    { secret: true },
+  ),
+  variable(
+    'IDENTITY_SERVICE_URL',
+    'identityServiceUrl',
+    'Internal identity service API address (http(s) URL).',
+  ),
+  variable(
+    'IDENTITY_SERVICE_KEY',
+    'identityServiceKey',
+    'Signing key for calls to the internal identity service API (at least 32 characters).',
+    { secret: true },
+  ),
+  variable(
+    'PLATFORM_ADMIN_BOOTSTRAP_EMAILS',
+    'platformAdminBootstrapEmails',
+    'Comma-separated, case-insensitive e-mail list. Each verified address becomes ' +
+      '`platform_admin` on deployment-environment login.',
+  ),
+  variable(
+    'AUTH_CALLBACK_URL',
+    'authCallbackUrl',
+    "The gateway callback, `{base_url}/v1/auth/callback`. Redirect URI of every environment's " +
+      'gateway client; `{base_url}` is derived from it.',
+    { default: 'http://localhost:<PORT>/v1/auth/callback' },
+  ),
+  variable(
+    'AUTH_HANDOFF_TTL_SECONDS',
+    'authHandoffTtlSeconds',
+    'Handoff lifetime in seconds, allowed 30 to 300.',
+    { default: '60' },
+  ),
+  variable(
+    'CORS_ORIGINS',
+    'corsOrigins',
+    'Comma-separated origins (`scheme://host[:port]`) allowed for credentialed CORS and ' +
+      "cookie-write `Origin`. Issuer hosts and active platforms' return-URL origins are added " +
+      'automatically.',
+  ),
+  variable(
+    'DATABASE_URL',
+    'databaseUrl',
+    'PostgreSQL connection URL (`postgres://` or `postgresql://`). Unset: embedded PGlite in ' +
+      'GATEWAY_DATA_DIR.',
+    { secret: true },
+  ),
+  variable(
+    'GATEWAY_DATA_DIR',
+    'dataDir',
+    'Folder for the embedded PGlite database and generated embedded keys.',
+    { default: '.gateway-data' },
+  ),
+  variable(
+    'REDIS_URL',
+    'redisUrl',
+    'Redis URL (`redis://` or `rediss://`) for short-lived state. Unset: the SQL store is used.',
+    { secret: true },
+  ),
+  variable(
+    'REGISTRY_SERVICE_URL',
+    'registryServiceUrl',
+    'Split mode: HTTP/2 address where the edge reaches the registry service.',
+  ),
+  variable(
+    'AUTH_FLOW_SERVICE_URL',
+    'authFlowServiceUrl',
+    'Split mode: HTTP/2 address where the edge reaches the auth-flow service.',
+  ),
+  variable(
+    'ONBOARDING_SERVICE_URL',
+    'onboardingServiceUrl',
+    'Split mode: HTTP/2 address where the edge reaches the onboarding service.',
+  ),
+  variable(
+    'GATEWAY_ENCRYPTION_KEYS',
+    'encryptionKeys',
+    'AES-256-GCM keys for reversible secrets, `<id>:<base64url 32-byte key>[,<id>:<key>...]`. ' +
+      'The first key encrypts; the others only decrypt older data (rotation).',
+    { secret: true },
+  ),
+  variable(
+    'SERVICE_CALL_TIMEOUT_MS',
+    'serviceCallTimeoutMs',
+    'Deadline of edge-to-service calls in milliseconds (100 to 60000).',
+    { default: '5000' },
+  ),
+  variable(
+    'DATABASE_TIMEOUT_MS',
+    'databaseTimeoutMs',
+    'Time-out of database operations in milliseconds (100 to 60000).',
+    { default: '5000' },
+  ),
+  variable(
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'otlpEndpoint',
+    'OpenTelemetry OTLP exporter endpoint (http(s) URL).',
+  ),
+  variable('OTEL_SERVICE_NAME', 'otelServiceName', 'Service name reported to OpenTelemetry.'),
+]);
+
+/** Names of the variables whose values are secret. */
+export const secretConfigVariableNames: readonly GatewayEnvName[] = Object.freeze(
+  configVariables.filter((entry) => entry.secret).map((entry) => entry.name),
+);

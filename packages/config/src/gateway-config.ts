@@ -1,0 +1,84 @@
+import type { GatewayEnv } from './env-schema.js';
+import { baseUrlOfCallback, CALLBACK_PATH } from './value-rules.js';
+
+export type NodeEnv = GatewayEnv['NODE_ENV'];
+export type LogLevel = GatewayEnv['LOG_LEVEL'];
+
+/** The validated configuration, parsed once at start. Values are already converted. */
+export type GatewayConfig = {
+  readonly port: number;
+  readonly nodeEnv: NodeEnv;
+  /** NODE_ENV is production: Secure cookies, HSTS. */
+  readonly production: boolean;
+  readonly logLevel: LogLevel;
+  /** Deployment issuer without a trailing `/`. */
+  readonly identityIssuer: string;
+  readonly identityOidcClientId: string | undefined;
+  readonly identityOidcClientSecret: string | undefined;
+  /** Unset means ACCOUNT_CENTER_URL. */
+  readonly identityPostLogoutRedirectUri: string | undefined;
+  readonly accountCenterUrl: string | undefined;
+  readonly accessTokenAudience: string;
+  readonly identityEnvironmentSecretKey: string | undefined;
+  readonly identityServiceUrl: string | undefined;
+  readonly identityServiceKey: string | undefined;
+  /** Lower-cased e-mail addresses. */
+  readonly platformAdminBootstrapEmails: readonly string[];
+  /** `{baseUrl}/v1/auth/callback`, exactly as configured. */
+  readonly authCallbackUrl: string;
+  /** The callback URL without `/v1/auth/callback`, no trailing `/`. */
+  readonly baseUrl: string;
+  readonly authHandoffTtlSeconds: number;
+  /** Origins as `new URL(x).origin`. */
+  readonly corsOrigins: readonly string[];
+  /** Unset means embedded PGlite in dataDir. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Unset means the SQL store. */
+  readonly redisUrl: string | undefined;
+  readonly registryServiceUrl: string | undefined;
+  readonly authFlowServiceUrl: string | undefined;
+  readonly onboardingServiceUrl: string | undefined;
+  /** Raw keyring spec; parse it with @gateway/crypto parseEncryptionKeys. */
+  readonly encryptionKeys: string | undefined;
+  readonly serviceCallTimeoutMs: number;
+  readonly databaseTimeoutMs: number;
+  readonly otlpEndpoint: string | undefined;
+  readonly otelServiceName: string | undefined;
+};
+
+/** Turns the parsed environment into a GatewayConfig (derived values included), frozen. */
+export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
+  const authCallbackUrl = env.AUTH_CALLBACK_URL ?? `http://localhost:${env.PORT}${CALLBACK_PATH}`;
+  return Object.freeze({
+    port: env.PORT,
+    nodeEnv: env.NODE_ENV,
+    production: env.NODE_ENV === 'production',
+    logLevel: env.LOG_LEVEL,
+    identityIssuer: env.IDENTITY_ISSUER,
+    identityOidcClientId: env.IDENTITY_OIDC_CLIENT_ID,
+    identityOidcClientSecret: env.IDENTITY_OIDC_CLIENT_SECRET,
+    identityPostLogoutRedirectUri: env.IDENTITY_POST_LOGOUT_REDIRECT_URI,
+    accountCenterUrl: env.ACCOUNT_CENTER_URL,
+    accessTokenAudience: env.IDENTITY_ACCESS_TOKEN_AUDIENCE,
+    identityEnvironmentSecretKey: env.IDENTITY_ENVIRONMENT_SECRET_KEY,
+    identityServiceUrl: env.IDENTITY_SERVICE_URL,
+    identityServiceKey: env.IDENTITY_SERVICE_KEY,
+    platformAdminBootstrapEmails: Object.freeze(env.PLATFORM_ADMIN_BOOTSTRAP_EMAILS),
+    authCallbackUrl,
+    baseUrl: baseUrlOfCallback(authCallbackUrl),
+    authHandoffTtlSeconds: env.AUTH_HANDOFF_TTL_SECONDS,
+    corsOrigins: Object.freeze(env.CORS_ORIGINS),
+    databaseUrl: env.DATABASE_URL,
+    dataDir: env.GATEWAY_DATA_DIR,
+    redisUrl: env.REDIS_URL,
+    registryServiceUrl: env.REGISTRY_SERVICE_URL,
+    authFlowServiceUrl: env.AUTH_FLOW_SERVICE_URL,
+    onboardingServiceUrl: env.ONBOARDING_SERVICE_URL,
+    encryptionKeys: env.GATEWAY_ENCRYPTION_KEYS,
+    serviceCallTimeoutMs: env.SERVICE_CALL_TIMEOUT_MS,
+    databaseTimeoutMs: env.DATABASE_TIMEOUT_MS,
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    otelServiceName: env.OTEL_SERVICE_NAME,
+  });
+}
