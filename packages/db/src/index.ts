@@ -1,0 +1,12 @@
+export { createDatabase } from './create-database.js';
+export type { CreateDatabaseOptions, Database, DatabaseKind } from './database.js';
+export { DatabaseUnavailableError, isConnectionFailure } from './errors.js';
+export { migrateSchema, migrationStatus, rollbackSchema } from './migrations.js';
+export type {
+  Migration,
+  MigrationLockOptions,
+  MigrationStatus,
+  RollbackOptions,
+  SchemaMigrations,
+} from './migrations.js';
+export { toCount } from './count.js';

@@ -1,0 +1,72 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import knexModule from 'knex';
+import type { Knex } from 'knex';
+import type { Database } from './database.js';
+import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
+import { PGliteKnexClient } from './pglite-client.js';
+import { pingDatabase } from './ping.js';
+import { pgliteParsers } from './type-parsers.js';
+
+const DEFAULT_WAIT_FOR_CONNECTION_MS = 30_000;
+
+export type PGliteOptions = {
+  /** Folder for the database files; omitted means in memory. */
+  dataDir?: string;
+  connectTimeoutMs?: number;
+};
+
+/**
+ * A Database on embedded PostgreSQL (PGlite). PGlite has exactly one connection: knex's pool
+ * holds it, a transaction keeps it until commit/rollback, and every other query waits.
+ */
+export async function createPGliteDatabase(options: PGliteOptions): Promise<Database> {
+  const pglite = await openPGlite(options.dataDir);
+  const knex = knexModule.knex({
+    client: PGliteKnexClient,
+    dialect: 'postgres',
+    // knex-pglite accepts a ready PGlite instance through a connection function; knex's types
+    // do not know that shape.
+    connection: (() => ({ pglite })) as unknown as Knex.ConnectionConfigProvider,
+    acquireConnectionTimeout: options.connectTimeoutMs ?? DEFAULT_WAIT_FOR_CONNECTION_MS,
+  });
+  return {
+    knex,
+    kind: 'pglite',
+    ping: (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => pingDatabase(knex, timeoutMs),
+    close: once(async () => {
+      await knex.destroy(); // closes PGlite if the pool ever opened it
+      if (!pglite.closed) await pglite.close();
+    }),
+  };
+}
+
+async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
+  if (dataDir === undefined) {
+    return PGlite.create({ parsers: pgliteParsers, loadDataDir: await pristineCluster() });
+  }
+  const folder = resolve(dataDir);
+  await mkdir(folder, { recursive: true });
+  return PGlite.create({ dataDir: folder, parsers: pgliteParsers });
+}
+
+// Creating a PGlite cluster (initdb in WebAssembly) takes seconds; loading a copy of a fresh
+// one takes a fraction of that. In-memory databases (tests) therefore start from a snapshot of
+// a pristine cluster made once per process.
+let pristineClusterPromise: Promise<Blob> | undefined;
+
+function pristineCluster(): Promise<Blob> {
+  pristineClusterPromise ??= (async () => {
+    const template = await PGlite.create();
+    try {
+      return await template.dumpDataDir('none');
+    } finally {
+      await template.close();
+    }
+  })().catch((error: unknown) => {
+    pristineClusterPromise = undefined;
+    throw error;
+  });
+  return pristineClusterPromise;
+}

@@ -1,0 +1,41 @@
+import knexModule from 'knex';
+import type pg from 'pg';
+import type { CreateDatabaseOptions, Database } from './database.js';
+import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
+import { postgresAdvisoryLock, registerCrossProcessLock } from './migration-lock.js';
+import { pingDatabase } from './ping.js';
+import { PG_SESSION_OPTIONS, pgTypes } from './type-parsers.js';
+
+const DEFAULT_POOL_MAX = 10;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+type PostgresOptions = CreateDatabaseOptions & { url: string };
+
+/** A Database on a real PostgreSQL server, through knex's `pg` client. Connects lazily. */
+export function createPostgresDatabase(options: PostgresOptions): Database {
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const settings = {
+    connectionString: options.url,
+    connectionTimeoutMillis: connectTimeoutMs,
+    options: PG_SESSION_OPTIONS,
+    ...(options.statementTimeoutMs === undefined
+      ? {}
+      : { statement_timeout: options.statementTimeoutMs }),
+  } satisfies pg.ClientConfig;
+  const knex = knexModule.knex({
+    client: 'pg',
+    // Our type parsers (type-parsers.ts) apply to these connections only, not pg's globals.
+    connection: { ...settings, types: pgTypes },
+    pool: { min: 0, max: options.poolMax ?? DEFAULT_POOL_MAX },
+    acquireConnectionTimeout: connectTimeoutMs,
+  });
+  const database: Database = {
+    knex,
+    kind: 'postgres',
+    ping: (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => pingDatabase(knex, timeoutMs),
+    close: once(() => knex.destroy()),
+  };
+  // The lock connection runs only its own lock queries, so it needs no type parsers.
+  registerCrossProcessLock(database, postgresAdvisoryLock(settings));
+  return database;
+}
