@@ -1,0 +1,26 @@
+export { startTelemetry, getTracer, flushTelemetry, shutdownTelemetry } from './start-telemetry.js';
+export type { Telemetry, TelemetryOptions } from './start-telemetry.js';
+export { createLogger, REDACTED, REDACTED_PATHS } from './logger.js';
+export type { Logger, LoggerCreateOptions } from './logger.js';
+export { activeTraceFields } from './active-trace-fields.js';
+export type { TraceFields } from './active-trace-fields.js';
+export {
+  createClientTracingInterceptor,
+  createServerTracingInterceptor,
+  rpcSpanName,
+  RPC_TRACER_NAME,
+} from './connect-tracing-interceptors.js';
+export type { RpcTracingOptions } from './connect-tracing-interceptors.js';
+export {
+  createHttpTracingMiddleware,
+  setHttpSpanName,
+  HTTP_TRACER_NAME,
+} from './http-tracing-middleware.js';
+export type { HttpTracingOptions } from './http-tracing-middleware.js';
+export { createRequestLoggingMiddleware } from './request-logging-middleware.js';
+export {
+  createRequestIdMiddleware,
+  getRequestId,
+  isAcceptedRequestId,
+  REQUEST_ID_HEADER,
+} from './request-id-middleware.js';
