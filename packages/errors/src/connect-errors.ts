@@ -1,0 +1,116 @@
+import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { GatewayErrorDetailSchema } from '@gateway/contracts';
+import { httpStatusOf, isErrorCode, type ErrorCode } from './error-codes.js';
+import { GatewayError } from './gateway-error.js';
+
+const connectCodeByStatus: Record<number, Code> = {
+  400: Code.InvalidArgument,
+  401: Code.Unauthenticated,
+  403: Code.PermissionDenied,
+  404: Code.NotFound,
+  405: Code.Unimplemented,
+  409: Code.FailedPrecondition,
+  413: Code.ResourceExhausted,
+  415: Code.InvalidArgument,
+  429: Code.ResourceExhausted,
+  500: Code.Internal,
+  502: Code.Unavailable,
+  503: Code.Unavailable,
+};
+
+function connectCodeOf(code: ErrorCode): Code {
+  return connectCodeByStatus[httpStatusOf(code)] ?? Code.Internal;
+}
+
+/** Wraps a GatewayError for the wire: a Connect error with the spec code as a detail. */
+export function toConnectError(error: GatewayError): ConnectError {
+  const detail =
+    error.details === undefined
+      ? { code: error.code }
+      : { code: error.code, details: error.details };
+  return new ConnectError(
+    error.message,
+    connectCodeOf(error.code),
+    undefined,
+    [{ desc: GatewayErrorDetailSchema, value: detail }],
+    error,
+  );
+}
+
+// Socket-level failures, whichever code a transport gave them (a transport that cannot
+// recognise the error object, e.g. across VM realms, reports them as Internal).
+const networkFailureCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ERR_HTTP2_SESSION_ERROR',
+  'ERR_HTTP2_GOAWAY_SESSION',
+  'ERR_HTTP2_STREAM_CANCEL',
+]);
+
+function hasNetworkFailureCause(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && networkFailureCodes.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Turns whatever a Connect call threw back into a GatewayError. An error raised on purpose
+ * by a service keeps its code, message and details. A service that cannot be reached or did
+ * not answer in time becomes SERVICE_UNAVAILABLE; anything else INTERNAL_ERROR, whose
+ * message says nothing about the cause (the cause is kept for the log).
+ */
+export function fromConnectError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const connectError = ConnectError.from(error);
+  const [detail] = connectError.findDetails(GatewayErrorDetailSchema);
+  if (detail !== undefined && isErrorCode(detail.code)) {
+    return new GatewayError(detail.code, connectError.rawMessage, {
+      ...(detail.details === undefined ? {} : { details: detail.details }),
+      cause: error,
+    });
+  }
+  if (
+    connectError.code === Code.Unavailable ||
+    connectError.code === Code.DeadlineExceeded ||
+    connectError.code === Code.Canceled ||
+    hasNetworkFailureCause(connectError)
+  ) {
+    return new GatewayError('SERVICE_UNAVAILABLE', 'A gateway service is unavailable.', {
+      cause: error,
+    });
+  }
+  return new GatewayError('INTERNAL_ERROR', 'Internal error.', { cause: error });
+}
+
+/**
+ * Server-side Connect interceptor: a GatewayError leaves the service as a Connect error with
+ * its detail; any other failure is reported to `onUnexpected` (for the log, with its stack)
+ * and leaves as a bare Internal error that reveals nothing.
+ */
+export function createErrorInterceptor(options: {
+  onUnexpected: (error: unknown, procedure: string) => void;
+}): Interceptor {
+  return (next) => async (request) => {
+    try {
+      return await next(request);
+    } catch (error) {
+      if (error instanceof GatewayError) throw toConnectError(error);
+      if (error instanceof ConnectError && error.findDetails(GatewayErrorDetailSchema).length > 0) {
+        throw error;
+      }
+      const procedure = `${request.service.typeName}/${request.method.name}`;
+      options.onUnexpected(error, procedure);
+      throw new ConnectError('Internal error.', Code.Internal);
+    }
+  };
+}

@@ -1,0 +1,3 @@
+export { errorStatusByCode, httpStatusOf, isErrorCode, type ErrorCode } from './error-codes.js';
+export { GatewayError, isGatewayError, type ErrorBody } from './gateway-error.js';
+export { createErrorInterceptor, fromConnectError, toConnectError } from './connect-errors.js';
