@@ -139,6 +139,13 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     { secret: true },
   ),
   variable(
+    'REDIS_KEY_PREFIX',
+    'redisKeyPrefix',
+    'Prefix of every Redis key (letters, digits, `:`, `_`, `-`; at most 64), so several ' +
+      'gateways can share one Redis.',
+    { default: '' },
+  ),
+  variable(
     'REGISTRY_SERVICE_URL',
     'registryServiceUrl',
     'Split mode: HTTP/2 address where the edge reaches the registry service.',

@@ -45,6 +45,7 @@ const optionalSecret = <T extends z.ZodType>(schema: T) =>
 
 const POSTGRES_RULE = 'must be a postgres:// or postgresql:// URL';
 const REDIS_RULE = 'must be a redis:// or rediss:// URL';
+const REDIS_KEY_PREFIX_RULE = 'must be 1 to 64 letters, digits, `:`, `_` or `-`';
 
 export const NODE_ENVS = ['production', 'development', 'test'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -88,6 +89,12 @@ export const gatewayEnvSchema = z.object({
   GATEWAY_DATA_DIR: trimmed(z.string().default('.gateway-data')),
   REDIS_URL: optional(
     checked((raw) => checkUrlWithScheme(raw, ['redis:', 'rediss:'], REDIS_RULE), REDIS_RULE),
+  ),
+  REDIS_KEY_PREFIX: trimmed(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9:_-]{1,64}$/, { error: REDIS_KEY_PREFIX_RULE })
+      .default(''),
   ),
   REGISTRY_SERVICE_URL: optional(httpUrl()),
   AUTH_FLOW_SERVICE_URL: optional(httpUrl()),

@@ -36,6 +36,8 @@ export type GatewayConfig = {
   readonly dataDir: string;
   /** Unset means the SQL store. */
   readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key, so several gateways (or test files) can share one Redis. */
+  readonly redisKeyPrefix: string;
   readonly registryServiceUrl: string | undefined;
   readonly authFlowServiceUrl: string | undefined;
   readonly onboardingServiceUrl: string | undefined;
@@ -72,6 +74,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     databaseUrl: env.DATABASE_URL,
     dataDir: env.GATEWAY_DATA_DIR,
     redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     registryServiceUrl: env.REGISTRY_SERVICE_URL,
     authFlowServiceUrl: env.AUTH_FLOW_SERVICE_URL,
     onboardingServiceUrl: env.ONBOARDING_SERVICE_URL,

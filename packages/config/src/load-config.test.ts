@@ -51,6 +51,7 @@ describe('loadConfig defaults', () => {
       databaseUrl: undefined,
       dataDir: '.gateway-data',
       redisUrl: undefined,
+      redisKeyPrefix: '',
       registryServiceUrl: undefined,
       authFlowServiceUrl: undefined,
       onboardingServiceUrl: undefined,
@@ -323,6 +324,14 @@ describe('URL settings', () => {
     );
     expect(ruleFor('DATABASE_URL', { DATABASE_URL: 'db:5432' })).toBe(
       'must be a postgres:// or postgresql:// URL',
+    );
+  });
+
+  it('REDIS_KEY_PREFIX defaults to none and takes a short key-safe prefix', () => {
+    expect(load({}).redisKeyPrefix).toBe('');
+    expect(load({ REDIS_KEY_PREFIX: 'gw:blue:' }).redisKeyPrefix).toBe('gw:blue:');
+    expect(ruleFor('REDIS_KEY_PREFIX', { REDIS_KEY_PREFIX: 'has space' })).toBe(
+      'must be 1 to 64 letters, digits, `:`, `_` or `-`',
     );
   });
 

@@ -1,0 +1,57 @@
+import {
+  ConfigError,
+  loadConfigOrExit,
+  requireConfigValues,
+  type GatewayConfig,
+  type GatewayEnvName,
+} from '@gateway/config';
+import { createLogger, shutdownTelemetry, startTelemetry, type Logger } from '@gateway/telemetry';
+import { startRpcServer } from './rpc-server.js';
+import { createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
+import { closeOnShutdownSignals } from './shutdown-signals.js';
+
+export type StartedService = { routes: ServiceRoutes; close(): Promise<void> };
+
+/**
+ * The `main` of an internal service in split mode: parse the configuration once (a bad
+ * value stops the process naming the variable), start tracing and logging, build the
+ * service, serve it over HTTP/2 on PORT, and drain on SIGTERM.
+ */
+export async function runServiceProcess(options: {
+  service: string;
+  requiredConfig: readonly GatewayEnvName[];
+  start(context: { config: GatewayConfig; logger: Logger }): Promise<StartedService>;
+}): Promise<void> {
+  const config = loadConfigOrExit();
+  try {
+    requireConfigValues(config, options.requiredConfig);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`Configuration error:\n${error.message}\n`);
+    process.exit(1);
+  }
+  startTelemetry({
+    serviceName: config.otelServiceName ?? `gateway-${options.service}`,
+    ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
+  });
+  const logger = createLogger({ service: options.service, level: config.logLevel });
+  const started = await options.start({ config, logger });
+  const server = await startRpcServer({
+    routes: started.routes,
+    interceptors: createServiceInterceptors(logger),
+    port: config.port,
+  });
+  logger.info(
+    { port: server.port },
+    `${options.service} service listening (HTTP/2 Connect, gRPC, gRPC-Web)`,
+  );
+  closeOnShutdownSignals({
+    onError: (error) => logger.error({ err: error }, 'shutdown failed'),
+    close: async () => {
+      logger.info('shutting down');
+      await server.close();
+      await started.close();
+      await shutdownTelemetry();
+    },
+  });
+}

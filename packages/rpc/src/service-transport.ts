@@ -1,0 +1,36 @@
+import { createRouterTransport, type Interceptor, type Transport } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { createClientTracingInterceptor } from '@gateway/telemetry';
+import type { ServiceRoutes } from './service-routes.js';
+
+/**
+ * How the edge (or another service) reaches a service: over HTTP/2 Connect in split mode,
+ * or in the same process through Connect's router transport in the all-in-one process.
+ * Both run the same interceptors and the same deadline, so the two modes behave alike.
+ */
+export type ServiceTarget =
+  | { kind: 'remote'; baseUrl: string }
+  | { kind: 'in-process'; routes: ServiceRoutes; serverInterceptors: Interceptor[] };
+
+export function createServiceTransport(
+  target: ServiceTarget,
+  options: { timeoutMs: number },
+): Transport {
+  const interceptors = [createClientTracingInterceptor()];
+  if (target.kind === 'remote') {
+    return createConnectTransport({
+      baseUrl: target.baseUrl,
+      httpVersion: '2',
+      useBinaryFormat: true,
+      interceptors,
+      defaultTimeoutMs: options.timeoutMs,
+      // Notice a dead peer between requests instead of on the next call.
+      pingIntervalMs: 30_000,
+      pingTimeoutMs: 5_000,
+    });
+  }
+  return createRouterTransport(target.routes, {
+    router: { interceptors: target.serverInterceptors },
+    transport: { interceptors, defaultTimeoutMs: options.timeoutMs },
+  });
+}

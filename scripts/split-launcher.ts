@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export type SplitPorts = { edge: number; registry: number; authFlow: number; onboarding: number };
+
+export type SplitDeployment = {
+  processes: Record<keyof SplitPorts, ChildProcess>;
+  /** Sends SIGTERM to every process and waits for them to exit. */
+  stop(): Promise<void>;
+};
+
+/**
+ * Starts the split deployment locally: registry, auth-flow and onboarding as their own
+ * HTTP/2 Connect processes, and the edge reaching them over the network. Each runs from
+ * TypeScript sources with tsx, exactly as its container would run its compiled main.
+ */
+export function startSplitDeployment(options: {
+  ports: SplitPorts;
+  env: NodeJS.ProcessEnv;
+  onLine?: (service: string, line: string) => void;
+}): SplitDeployment {
+  const { ports, env } = options;
+  const internal = (port: number) => `http://127.0.0.1:${port}`;
+  const serviceEnv = {
+    ...env,
+    REGISTRY_SERVICE_URL: internal(ports.registry),
+    AUTH_FLOW_SERVICE_URL: internal(ports.authFlow),
+    ONBOARDING_SERVICE_URL: internal(ports.onboarding),
+  };
+  const start = (name: string, entry: string, port: number): ChildProcess => {
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@gateway/source', '--import', 'tsx', entry],
+      { cwd: root, env: { ...serviceEnv, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue;
+      createInterface({ input: stream }).on('line', (line) => options.onLine?.(name, line));
+    }
+    return child;
+  };
+  const processes = {
+    registry: start('registry', 'services/registry/src/main.ts', ports.registry),
+    authFlow: start('auth-flow', 'services/auth-flow/src/main.ts', ports.authFlow),
+    onboarding: start('onboarding', 'services/onboarding/src/main.ts', ports.onboarding),
+    edge: start('edge', 'services/edge/src/main.ts', ports.edge),
+  };
+  return {
+    processes,
+    stop: () =>
+      Promise.all(
+        Object.values(processes).map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null || child.signalCode !== null) return resolve();
+              child.once('exit', () => resolve());
+              child.kill('SIGTERM');
+            }),
+        ),
+      ).then(() => undefined),
+  };
+}

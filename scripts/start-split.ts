@@ -1,0 +1,32 @@
+// `pnpm start:split`: the four services as separate processes against PostgreSQL and
+// Redis (DATABASE_URL and REDIS_URL; local defaults below), edge on PORT (8080).
+import { startSplitDeployment } from './split-launcher.js';
+
+const edgePort = Number(process.env.PORT ?? '8080');
+const deployment = startSplitDeployment({
+  ports: {
+    edge: edgePort,
+    registry: edgePort + 101,
+    authFlow: edgePort + 102,
+    onboarding: edgePort + 103,
+  },
+  env: {
+    ...process.env,
+    DATABASE_URL: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+    REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+    IDENTITY_ISSUER:
+      process.env.IDENTITY_ISSUER || `http://localhost:${edgePort}/api/auth/env/PROD`,
+  },
+  onLine: (service, line) => process.stdout.write(`${service.padEnd(10)} | ${line}\n`),
+});
+for (const child of Object.values(deployment.processes)) {
+  child.once('exit', (code) => {
+    if (code !== 0 && code !== null) {
+      process.stderr.write(`a service exited with status ${code}; stopping the others\n`);
+      void deployment.stop().then(() => process.exit(1));
+    }
+  });
+}
+const stop = () => void deployment.stop().then(() => process.exit(0));
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

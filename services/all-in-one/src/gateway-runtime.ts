@@ -1,0 +1,58 @@
+import type { Interceptor } from '@connectrpc/connect';
+import { authFlowMigrations, createAuthFlowRoutes } from '@gateway/auth-flow';
+import type { GatewayConfig } from '@gateway/config';
+import { migrateSchema, type Database } from '@gateway/db';
+import { createEdgeApp, createEdgeClients, listen } from '@gateway/edge';
+import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
+import { createRegistryRoutes, registryMigrations } from '@gateway/registry';
+import { createServiceInterceptors, type ServiceRoutes, type ServiceTarget } from '@gateway/rpc';
+import type { Logger } from '@gateway/telemetry';
+import type { Redis } from 'ioredis';
+
+export const allSchemaMigrations = [registryMigrations, onboardingMigrations, authFlowMigrations];
+
+export type RunningGateway = { url: string; port: number; close(): Promise<void> };
+
+/**
+ * The all-in-one gateway: the edge and the three services in one process, wired with
+ * Connect's router transport (the same interceptors, deadlines and errors as split mode,
+ * without the network hop). One Database is shared by the services: with PGlite it is a
+ * single connection, and each service keeps to its own schema.
+ */
+export async function startGateway(options: {
+  config: GatewayConfig;
+  logger: Logger;
+  db: Database;
+  redis?: Redis;
+  /** Overrides config.port (tests pass 0). */
+  port?: number;
+}): Promise<RunningGateway> {
+  const { config, logger, db, redis } = options;
+  for (const migrations of allSchemaMigrations) await migrateSchema(db, migrations);
+
+  const probeTimeoutMs = config.databaseTimeoutMs;
+  const inProcess = (service: string, routes: ServiceRoutes): ServiceTarget => {
+    const serverInterceptors: Interceptor[] = createServiceInterceptors(
+      logger.child({ component: service }),
+    );
+    return { kind: 'in-process', routes, serverInterceptors };
+  };
+  const clients = createEdgeClients(
+    {
+      registry: inProcess('registry', createRegistryRoutes({ db, probeTimeoutMs })),
+      authFlow: inProcess(
+        'auth-flow',
+        createAuthFlowRoutes({ db, probeTimeoutMs, ...(redis === undefined ? {} : { redis }) }),
+      ),
+      onboarding: inProcess('onboarding', createOnboardingRoutes({ db, probeTimeoutMs })),
+    },
+    config.serviceCallTimeoutMs,
+  );
+  const app = createEdgeApp({ config, logger: logger.child({ component: 'edge' }), clients });
+  const server = await listen(app, options.port ?? config.port);
+  return {
+    url: `http://localhost:${server.port}`,
+    port: server.port,
+    close: () => server.close(),
+  };
+}

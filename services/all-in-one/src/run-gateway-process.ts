@@ -1,0 +1,75 @@
+import {
+  ConfigError,
+  loadConfigOrExit,
+  requireConfigValues,
+  type GatewayConfig,
+} from '@gateway/config';
+import { connectRedis } from '@gateway/auth-flow';
+import { createDatabase } from '@gateway/db';
+import { closeOnShutdownSignals } from '@gateway/rpc';
+import { createLogger, shutdownTelemetry, startTelemetry, type Logger } from '@gateway/telemetry';
+import { startGateway, type RunningGateway } from './gateway-runtime.js';
+
+/**
+ * Runs the all-in-one gateway as a process: configuration from `env` (parsed once; a bad
+ * value stops the process naming the variable), PostgreSQL from DATABASE_URL or embedded
+ * PGlite in GATEWAY_DATA_DIR, Redis when REDIS_URL is set, drain on SIGTERM / Ctrl-C.
+ */
+export async function runGatewayProcess(
+  env: NodeJS.ProcessEnv,
+  options: {
+    onStarted?: (gateway: RunningGateway, config: GatewayConfig, logger: Logger) => void;
+  } = {},
+): Promise<void> {
+  const config = loadConfigOrExit(env);
+  try {
+    requireConfigValues(config, ['GATEWAY_ENCRYPTION_KEYS']);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`Configuration error:\n${error.message}\n`);
+    process.exit(1);
+  }
+  startTelemetry({
+    serviceName: config.otelServiceName ?? 'gateway',
+    ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
+  });
+  const logger = createLogger({ service: 'gateway', level: config.logLevel });
+  const db = await createDatabase(
+    config.databaseUrl === undefined
+      ? { dataDir: config.dataDir, connectTimeoutMs: config.databaseTimeoutMs }
+      : {
+          url: config.databaseUrl,
+          connectTimeoutMs: config.databaseTimeoutMs,
+          statementTimeoutMs: config.databaseTimeoutMs,
+        },
+  );
+  const redis =
+    config.redisUrl === undefined
+      ? undefined
+      : await connectRedis({
+          url: config.redisUrl,
+          keyPrefix: config.redisKeyPrefix,
+          timeoutMs: config.databaseTimeoutMs,
+        });
+  const gateway = await startGateway({
+    config,
+    logger,
+    db,
+    ...(redis === undefined ? {} : { redis }),
+  });
+  logger.info(
+    { port: gateway.port, database: db.kind, store: redis === undefined ? 'sql' : 'redis' },
+    'gateway listening',
+  );
+  options.onStarted?.(gateway, config, logger);
+  closeOnShutdownSignals({
+    onError: (error) => logger.error({ err: error }, 'shutdown failed'),
+    close: async () => {
+      logger.info('shutting down');
+      await gateway.close();
+      redis?.disconnect();
+      await db.close();
+      await shutdownTelemetry();
+    },
+  });
+}

@@ -1,0 +1,51 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { fromConnectError, GatewayError } from '@gateway/errors';
+import type { Logger } from '@gateway/telemetry';
+import type { OperationCatalog } from './operation-catalog.js';
+
+const retryAfterSeconds: Partial<Record<string, string>> = {
+  SERVICE_UNAVAILABLE: '5',
+  IDENTITY_UNAVAILABLE: '5',
+};
+
+/**
+ * The edge's one error boundary: every failure, whether raised at the edge or by a service
+ * across Connect, leaves as the spec's `{ code, message, details? }` with the status of its
+ * code (spec 7). Unexpected failures are logged with their cause and answered as a bare
+ * INTERNAL_ERROR: never a stack trace.
+ */
+export function createErrorHandler(logger: Logger): ErrorRequestHandler {
+  return function answerWithErrorBody(error: unknown, req, res, next) {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const gatewayError = fromConnectError(error);
+    if (gatewayError.status >= 500) {
+      logger.error(
+        { err: gatewayError.cause ?? gatewayError, errorCode: gatewayError.code, path: req.path },
+        'request failed',
+      );
+    }
+    const retryAfter = retryAfterSeconds[gatewayError.code];
+    if (retryAfter !== undefined) res.setHeader('Retry-After', retryAfter);
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(gatewayError.status).json(gatewayError.toBody());
+  };
+}
+
+/**
+ * Requests that matched no route under /v1: 405 with `Allow` when the path exists for
+ * other methods, otherwise 404 NOT_FOUND.
+ */
+export function createUnmatchedRouteHandler(catalog: OperationCatalog): RequestHandler {
+  return function answerUnmatchedRoute(req, res, next) {
+    const allowed = catalog.allowedMethods(req.path);
+    if (allowed.length > 0) {
+      res.setHeader('Allow', allowed.join(', '));
+      next(new GatewayError('METHOD_NOT_ALLOWED', `${req.method} is not served on this path.`));
+      return;
+    }
+    next(new GatewayError('NOT_FOUND', 'No such route.'));
+  };
+}

@@ -1,0 +1,137 @@
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { errorStatusByCode } from '@gateway/errors';
+import { openApiPath } from './operation.js';
+
+type CatalogEntry = { method: string; path: RegExp; operationId: string };
+
+/** What the catalog needs to know of an operation (see OperationDefinition). */
+export type CatalogOperation = {
+  operationId: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  description?: string | undefined;
+  tags: string[];
+  security?: RouteConfig['security'] | undefined;
+  query?: z.ZodType | undefined;
+  params?: z.ZodType | undefined;
+  body?: z.ZodType | undefined;
+  responses: RouteConfig['responses'];
+};
+
+/** The error body of spec section 7, shared by every operation's error responses. */
+export const ErrorBodySchema = z
+  .object({
+    code: z.enum(Object.keys(errorStatusByCode) as [string, ...string[]]),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'ErrorBody', description: 'Error body of every failed request (spec section 7).' });
+
+/**
+ * Every operation the edge serves, with its OpenAPI description. The edge builds the
+ * OpenAPI 3.1 document from it once, and asks it which methods a path allows (405).
+ */
+export class OperationCatalog {
+  private readonly registry = new OpenAPIRegistry();
+  private readonly entries: CatalogEntry[] = [];
+  private document: string | undefined;
+
+  constructor() {
+    this.registry.registerComponent('securitySchemes', 'platformBasicAuth', {
+      type: 'http',
+      scheme: 'basic',
+      description: 'A platform credential: base64(clientId:clientSecret) (spec section 5).',
+    });
+    this.registry.registerComponent('securitySchemes', 'gatewayCookieAuth', {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'svc_auth_session',
+      description: 'The gateway session cookie. Writes need an allowlisted Origin.',
+    });
+    this.registry.registerComponent('securitySchemes', 'userBearerAuth', {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'Access token of a signed-in user from an active identity environment.',
+    });
+    this.registry.registerComponent('securitySchemes', 'serviceBearerAuth', {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'Machine (client_credentials) access token.',
+    });
+  }
+
+  add(operation: CatalogOperation): void {
+    if (this.entries.some((entry) => entry.operationId === operation.operationId)) {
+      throw new Error(`operationId ${operation.operationId} is declared twice`);
+    }
+    this.document = undefined;
+    this.entries.push({
+      method: operation.method.toUpperCase(),
+      path: pathPattern(operation.path),
+      operationId: operation.operationId,
+    });
+    const request: NonNullable<RouteConfig['request']> = {};
+    if (operation.query) request.query = operation.query as RouteConfigObject;
+    if (operation.params) request.params = operation.params as RouteConfigObject;
+    if (operation.body) {
+      request.body = {
+        required: true,
+        content: { 'application/json': { schema: operation.body } },
+      };
+    }
+    this.registry.registerPath({
+      method: operation.method,
+      path: openApiPath(operation.path),
+      operationId: operation.operationId,
+      summary: operation.summary,
+      ...(operation.description === undefined ? {} : { description: operation.description }),
+      tags: operation.tags,
+      ...(operation.security === undefined ? {} : { security: operation.security }),
+      request,
+      responses: operation.responses,
+    });
+  }
+
+  /** Methods served on the path of this request, for 405 answers; empty when none. */
+  allowedMethods(path: string): string[] {
+    return this.entries.filter((entry) => entry.path.test(path)).map((entry) => entry.method);
+  }
+
+  /** The OpenAPI 3.1 document, generated once and kept. */
+  openApiJson(info: { baseUrl: string }): string {
+    this.document ??= JSON.stringify(
+      new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
+        openapi: '3.1.0',
+        info: {
+          title: 'Central Authentication Gateway',
+          version: '1.0.0',
+          description:
+            'The gateway between web platforms and their OpenID Connect identity providers. ' +
+            'Operational paths are under /v1; health paths are unversioned (spec section 9).',
+        },
+        servers: [{ url: info.baseUrl }],
+      }),
+    );
+    return this.document;
+  }
+}
+
+type RouteConfigObject = NonNullable<NonNullable<RouteConfig['request']>['query']>;
+
+function pathPattern(expressPath: string): RegExp {
+  const escaped = expressPath
+    .split('/')
+    .map((segment) =>
+      segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('/');
+  return new RegExp(`^${escaped}/?$`);
+}

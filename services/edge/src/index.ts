@@ -1,0 +1,8 @@
+export { listen, type ListeningServer } from './listen.js';
+export { createEdgeApp, type EdgeAppOptions } from './edge-app.js';
+export {
+  createEdgeClients,
+  type EdgeClients,
+  type EdgeServiceTargets,
+  type InternalServiceName,
+} from './service-clients.js';

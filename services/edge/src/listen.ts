@@ -1,0 +1,33 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+
+export type ListeningServer = { port: number; server: Server; close(): Promise<void> };
+
+/**
+ * Listens on `port` (0 picks a free one, as tests do) on every interface, IPv4 and IPv6.
+ * `close` stops accepting connections, lets in-flight requests finish and closes idle
+ * keep-alive connections, so SIGTERM drains instead of cutting requests.
+ */
+export async function listen(app: Express, port: number, host?: string): Promise<ListeningServer> {
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 30_000;
+  return {
+    port: (server.address() as AddressInfo).port,
+    server,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        server.closeIdleConnections();
+      }),
+  };
+}

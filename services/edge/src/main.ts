@@ -1,0 +1,53 @@
+// Split mode: the public edge as its own process. It keeps no state and reaches the three
+// internal services over HTTP/2 Connect at REGISTRY_SERVICE_URL, AUTH_FLOW_SERVICE_URL and
+// ONBOARDING_SERVICE_URL.
+import {
+  ConfigError,
+  loadConfigOrExit,
+  requireConfigValues,
+  type GatewayConfig,
+} from '@gateway/config';
+import { closeOnShutdownSignals } from '@gateway/rpc';
+import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
+import { createEdgeApp } from './edge-app.js';
+import { listen } from './listen.js';
+import { createEdgeClients } from './service-clients.js';
+
+const config = loadConfigOrExit();
+try {
+  requireConfigValues(config, [
+    'REGISTRY_SERVICE_URL',
+    'AUTH_FLOW_SERVICE_URL',
+    'ONBOARDING_SERVICE_URL',
+  ]);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`Configuration error:\n${error.message}\n`);
+  process.exit(1);
+}
+startTelemetry({
+  serviceName: config.otelServiceName ?? 'gateway-edge',
+  ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
+});
+const logger = createLogger({ service: 'edge', level: config.logLevel });
+const remote = (url: string | undefined, name: keyof GatewayConfig) => {
+  if (url === undefined) throw new Error(`${name} is required`);
+  return { kind: 'remote' as const, baseUrl: url };
+};
+const clients = createEdgeClients(
+  {
+    registry: remote(config.registryServiceUrl, 'registryServiceUrl'),
+    authFlow: remote(config.authFlowServiceUrl, 'authFlowServiceUrl'),
+    onboarding: remote(config.onboardingServiceUrl, 'onboardingServiceUrl'),
+  },
+  config.serviceCallTimeoutMs,
+);
+const server = await listen(createEdgeApp({ config, logger, clients }), config.port);
+logger.info({ port: config.port }, 'edge listening');
+closeOnShutdownSignals({
+  onError: (error) => logger.error({ err: error }, 'shutdown failed'),
+  close: async () => {
+    await server.close();
+    await shutdownTelemetry();
+  },
+});

@@ -1,0 +1,32 @@
+import { createClient, type Client } from '@connectrpc/connect';
+import { Health } from '@gateway/contracts';
+import { createServiceTransport, type ServiceTarget } from '@gateway/rpc';
+
+/** Where the edge finds each internal service (in process, or over HTTP/2 in split mode). */
+export type EdgeServiceTargets = {
+  registry: ServiceTarget;
+  authFlow: ServiceTarget;
+  onboarding: ServiceTarget;
+};
+
+export type InternalServiceName = keyof EdgeServiceTargets;
+
+/** The Connect clients the edge's routes call. Later issues add each service's own client. */
+export type EdgeClients = {
+  health: Record<InternalServiceName, Client<typeof Health>>;
+};
+
+export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number): EdgeClients {
+  const transports = {
+    registry: createServiceTransport(targets.registry, { timeoutMs }),
+    authFlow: createServiceTransport(targets.authFlow, { timeoutMs }),
+    onboarding: createServiceTransport(targets.onboarding, { timeoutMs }),
+  };
+  return {
+    health: {
+      registry: createClient(Health, transports.registry),
+      authFlow: createClient(Health, transports.authFlow),
+      onboarding: createClient(Health, transports.onboarding),
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { ConnectRouter } from '@connectrpc/connect';
+import { OnboardingService } from '@gateway/contracts';
+import type { Database } from '@gateway/db';
+import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
+
+export type OnboardingServiceOptions = {
+  db: Database;
+  /** Deadline of each readiness probe of the store. */
+  probeTimeoutMs: number;
+};
+
+/** The onboarding service's Connect routes: OnboardingService and the gRPC health service. */
+export function createOnboardingRoutes(options: OnboardingServiceOptions): ServiceRoutes {
+  return combineRoutes(
+    (router: ConnectRouter) => router.service(OnboardingService, {}),
+    createHealthRoutes({
+      serviceName: OnboardingService.typeName,
+      probes: [{ name: 'postgres', check: () => options.db.ping(options.probeTimeoutMs) }],
+      probeTimeoutMs: options.probeTimeoutMs,
+    }),
+  );
+}

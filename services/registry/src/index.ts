@@ -1,0 +1,2 @@
+export { registryMigrations } from './registry-migrations.js';
+export { createRegistryRoutes, type RegistryServiceOptions } from './registry-service.js';
