@@ -94,7 +94,7 @@ export function fromConnectError(error: unknown): GatewayError {
 
 /**
  * Server-side Connect interceptor: a GatewayError leaves the service as a Connect error with
- * its detail; any other failure is reported to `onUnexpected` (for the log, with its stack)
+ * its detail; a ConnectError passes as it is; any other failure is reported to `onUnexpected` (for the log, with its stack)
  * and leaves as a bare Internal error that reveals nothing.
  */
 export function createErrorInterceptor(options: {
@@ -105,9 +105,9 @@ export function createErrorInterceptor(options: {
       return await next(request);
     } catch (error) {
       if (error instanceof GatewayError) throw toConnectError(error);
-      if (error instanceof ConnectError && error.findDetails(GatewayErrorDetailSchema).length > 0) {
-        throw error;
-      }
+      // A Connect error is a deliberate protocol answer (e.g. NotFound for an unknown
+      // health service name); it passes unchanged.
+      if (error instanceof ConnectError) throw error;
       const procedure = `${request.service.typeName}/${request.method.name}`;
       options.onUnexpected(error, procedure);
       throw new ConnectError('Internal error.', Code.Internal);

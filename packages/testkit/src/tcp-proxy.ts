@@ -1,0 +1,62 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+export type TcpProxy = {
+  /** Port on 127.0.0.1 that forwards to the target while the proxy is up. */
+  port: number;
+  /** Cuts the link: open connections are destroyed and new ones are refused. */
+  cut(): Promise<void>;
+  /** Accepts connections again on the same port. */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * A TCP proxy in front of a real server (PostgreSQL, Redis), so a test can take the
+ * dependency away from the gateway and give it back, without stopping the shared server.
+ */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+
+  const listen = async (): Promise<void> => {
+    const next = createServer((client) => {
+      const upstream = createConnection(target);
+      sockets.add(client);
+      sockets.add(upstream);
+      const forget = () => {
+        sockets.delete(client);
+        sockets.delete(upstream);
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', forget).on('close', forget);
+      upstream.on('error', forget).on('close', forget);
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      next.once('error', reject);
+      next.listen(port, '127.0.0.1', () => resolve());
+    });
+    port = (next.address() as AddressInfo).port;
+    server = next;
+  };
+  const stop = async (): Promise<void> => {
+    const current = server;
+    server = undefined;
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+    if (current !== undefined) await new Promise<void>((resolve) => current.close(() => resolve()));
+  };
+
+  await listen();
+  return {
+    get port() {
+      return port;
+    },
+    cut: stop,
+    restore: listen,
+    close: stop,
+  };
+}
