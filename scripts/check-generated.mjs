@@ -1,8 +1,9 @@
 // Fails when the committed generated code differs from what `pnpm generate` produces now.
+// Runs inside `pnpm generate:check`, so node_modules/.bin (buf, protoc-gen-es) is on PATH.
 import { execFileSync } from 'node:child_process';
 
 const generatedDir = 'packages/contracts/src/gen';
-execFileSync('pnpm', ['generate'], { stdio: 'inherit' });
+execFileSync('buf', ['generate'], { cwd: 'proto', stdio: 'inherit' });
 const changes = execFileSync('git', ['status', '--porcelain', '--', generatedDir], {
   encoding: 'utf8',
 });

@@ -147,7 +147,7 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
     const validator = new Validator();
-    const result = await validator.validate(body as object);
+    const result = await validator.validate(body);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     const operationIds = Object.values(
