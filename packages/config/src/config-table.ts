@@ -8,7 +8,7 @@ function row(entry: ConfigVariable): string {
   return [
     `\`${entry.name}\``,
     entry.required ? 'yes' : 'no',
-    entry.default === undefined ? '' : `\`${cell(entry.default)}\``,
+    entry.default === undefined || entry.default === '' ? '' : `\`${cell(entry.default)}\``,
     cell(description),
   ].join(' | ');
 }

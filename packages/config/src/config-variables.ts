@@ -164,7 +164,8 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     'GATEWAY_ENCRYPTION_KEYS',
     'encryptionKeys',
     'AES-256-GCM keys for reversible secrets, `<id>:<base64url 32-byte key>[,<id>:<key>...]`. ' +
-      'The first key encrypts; the others only decrypt older data (rotation).',
+      'The first key encrypts; the others only decrypt older data (rotation). Required by ' +
+      '`pnpm start:gateway`; `pnpm start` generates one into GATEWAY_DATA_DIR.',
     { secret: true },
   ),
   variable(
