@@ -7,3 +7,16 @@ export { waitFor } from './wait-for.js';
 export type { WaitForOptions } from './wait-for.js';
 export { startTcpProxy } from './tcp-proxy.js';
 export type { TcpProxy } from './tcp-proxy.js';
+export { startTestOpenIdProvider, testMachineScopes } from './test-openid-provider.js';
+export type {
+  TestAccount,
+  TestClient,
+  TestOpenIdProvider,
+  TestOpenIdProviderOptions,
+} from './test-openid-provider.js';
+export { startTestTokenIssuer } from './test-token-issuer.js';
+export type { TestTokenIssuer } from './test-token-issuer.js';
+export { createTestSigningKey } from './test-signing-key.js';
+export type { TestSigningAlg, TestSigningKey } from './test-signing-key.js';
+export { createCookieJar } from './cookie-jar.js';
+export type { CookieJar } from './cookie-jar.js';

@@ -1,0 +1,21 @@
+export {
+  discoveryUrl,
+  fetchDiscoveryDocument,
+  parseDiscoveryDocument,
+  type DiscoveryDocument,
+} from './discovery-document.js';
+export { createDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
+export { createJwksCache, type JwksCache } from './jwks-cache.js';
+export {
+  accessTokenAlgorithms,
+  createAccessTokenVerifier,
+  type AccessTokenVerifier,
+  type IssuerInfo,
+  type VerifiedAccessToken,
+} from './access-token-verifier.js';
+export {
+  runIdentityEnvironmentChecks,
+  type EnvironmentCheck,
+  type EnvironmentCheckName,
+  type IdentityEnvironmentCheckInput,
+} from './identity-environment-checks.js';

@@ -1,0 +1,34 @@
+import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+
+export type JwksCache = {
+  /** The key set of one jwks_uri; the same instance (and fetched keys) for the same uri. */
+  keySetFor(jwksUri: string): JWTVerifyGetKey;
+};
+
+/**
+ * Remote JSON Web Key Sets, one per jwks_uri. jose fetches a set on first use, keeps it for
+ * `cacheMaxAgeMs` (default ten minutes) and fetches it again when a token names a key it
+ * does not hold (key rotation), at most once per `cooldownMs` (default 30 s). Every fetch
+ * is bounded by `timeoutMs`.
+ */
+export function createJwksCache(options: {
+  timeoutMs: number;
+  cooldownMs?: number;
+  cacheMaxAgeMs?: number;
+}): JwksCache {
+  const keySets = new Map<string, JWTVerifyGetKey>();
+  return {
+    keySetFor(jwksUri) {
+      let keySet = keySets.get(jwksUri);
+      if (keySet === undefined) {
+        keySet = createRemoteJWKSet(new URL(jwksUri), {
+          timeoutDuration: options.timeoutMs,
+          cooldownDuration: options.cooldownMs ?? 30_000,
+          cacheMaxAge: options.cacheMaxAgeMs ?? 10 * 60_000,
+        });
+        keySets.set(jwksUri, keySet);
+      }
+      return keySet;
+    },
+  };
+}

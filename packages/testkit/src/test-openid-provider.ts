@@ -1,0 +1,512 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { JWK } from 'jose';
+import type {
+  Account,
+  ClientMetadata,
+  Configuration,
+  JWKS,
+  KoaContextWithOIDC,
+} from 'oidc-provider';
+import { createCookieJar } from './cookie-jar.js';
+import { createTestSigningKey, type TestSigningAlg } from './test-signing-key.js';
+
+export type TestClient = {
+  clientId: string;
+  clientSecret: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  /** Scopes the client may request; any of the provider's scopes when omitted. */
+  scopes?: string[];
+};
+
+export type TestAccount = {
+  accountId: string;
+  email: string;
+  emailVerified: boolean;
+  name?: string;
+  picture?: string;
+};
+
+export type TestOpenIdProviderOptions = {
+  /** Default 'PROD'; the issuer is `http://127.0.0.1:<port>/api/auth/env/<KEY>`. */
+  environmentKey?: string;
+  /** Resource indicator that yields JWT access tokens; default 'http://localhost:8080'. */
+  audience?: string;
+  /**
+   * Confidential clients (client_secret_basic). When omitted: a gateway client
+   * ('test-gateway', code flow) and a machine client ('test-machine') allowed the scopes
+   * `platforms:admin onboarding:schema:read onboarding:schema:write`.
+   */
+  clients?: TestClient[];
+  /** When omitted: one verified account, 'user-1' <user-1@example.test>. */
+  accounts?: TestAccount[];
+  /** Default RS256. */
+  signingAlg?: TestSigningAlg;
+  /** Claims added to every access token issued to a client (user and machine tokens). */
+  extraClaims?: (clientId: string, kind: 'machine' | 'user') => Record<string, unknown>;
+  /** Discovery reports this issuer instead of the real one. */
+  advertisedIssuer?: string;
+  /** Discovery does not advertise end_session_endpoint. */
+  omitEndSessionEndpoint?: boolean;
+  /** jwks_uri answers `{ "keys": [] }`. */
+  emptyJwks?: boolean;
+};
+
+export type TestOpenIdProvider = {
+  issuer: string;
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  environmentKey: string;
+  audience: string;
+  clients: TestClient[];
+  accounts: TestAccount[];
+  /** A real client_credentials grant at the token endpoint (Basic auth). */
+  machineToken(options?: { clientId?: string; scope?: string; resource?: string }): Promise<string>;
+  /**
+   * A real authorization code + PKCE flow through the provider's own development login and
+   * consent pages, driven with fetch and a cookie jar.
+   */
+  userTokens(options: {
+    accountId: string;
+    scope?: string;
+    resource?: string;
+    clientId?: string;
+    nonce?: string;
+  }): Promise<{ accessToken: string; idToken: string }>;
+  /** The public signing keys as published at jwks_uri (even with `emptyJwks`). */
+  signingKeys(): JWK[];
+  close(): Promise<void>;
+};
+
+export const testMachineScopes = [
+  'platforms:admin',
+  'onboarding:schema:read',
+  'onboarding:schema:write',
+] as const;
+
+const resourceScope = ['openid', 'profile', 'email', ...testMachineScopes].join(' ');
+const tokenRoute = '/oauth2/token';
+const authorizationRoute = '/auth';
+
+/**
+ * A real OpenID Provider (oidc-provider) on 127.0.0.1 with a fresh signing key, mounted
+ * under `/api/auth/env/<KEY>` like the identity service. Start one per test file.
+ */
+export async function startTestOpenIdProvider(
+  options: TestOpenIdProviderOptions = {},
+): Promise<TestOpenIdProvider> {
+  const environmentKey = options.environmentKey ?? 'PROD';
+  const audience = options.audience ?? 'http://localhost:8080';
+  const alg = options.signingAlg ?? 'RS256';
+  const clients = options.clients ?? defaultClients();
+  const accounts = options.accounts ?? [
+    { accountId: 'user-1', email: 'user-1@example.test', emailVerified: true, name: 'User One' },
+  ];
+  const accountsById = new Map(accounts.map((account) => [account.accountId, account]));
+  const key = await createTestSigningKey(alg);
+
+  // The issuer names the port, so the server listens before the provider exists.
+  let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
+    res.statusCode = 503;
+    res.end();
+  };
+  const server = createServer((req, res) => handle(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const mountPath = `/api/auth/env/${environmentKey}`;
+  const issuer = `${origin}${mountPath}`;
+
+  const findAccount = (_ctx: KoaContextWithOIDC, sub: string): Account | undefined => {
+    const account = accountsById.get(sub);
+    if (account === undefined) return undefined;
+    return {
+      accountId: sub,
+      claims: () => ({
+        sub,
+        email: account.email,
+        email_verified: account.emailVerified,
+        ...(account.name === undefined ? {} : { name: account.name }),
+        ...(account.picture === undefined ? {} : { picture: account.picture }),
+      }),
+    };
+  };
+
+  const configuration: Configuration = {
+    clients: clients.map((client) => clientMetadata(client, alg)),
+    jwks: { keys: [key.privateJwk] } as JWKS,
+    findAccount,
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'picture'],
+    },
+    scopes: ['openid', 'offline_access', 'profile', 'email', ...testMachineScopes],
+    conformIdTokenClaims: false,
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    pkce: { required: () => true },
+    routes: { token: tokenRoute, authorization: authorizationRoute },
+    ttl: {
+      AccessToken: 600,
+      AuthorizationCode: 60,
+      ClientCredentials: 600,
+      Grant: 600,
+      IdToken: 600,
+      Interaction: 600,
+      Session: 600,
+    },
+    clientBasedCORS: () => false,
+    renderError: (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = `<!DOCTYPE html><title>Error</title><pre>${escapeHtml(JSON.stringify(out))}</pre>`;
+    },
+    features: {
+      devInteractions: { enabled: true },
+      clientCredentials: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => {
+          ctx.type = 'html';
+          ctx.body = `<!DOCTYPE html><title>Sign out</title>${form}<button form="op.logoutForm" type="submit" name="logout" value="yes">Sign out</button>`;
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.type = 'html';
+          ctx.body = '<!DOCTYPE html><title>Signed out</title><p>Signed out.</p>';
+        },
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (_ctx, _client, oneOf) => oneOf?.[0] ?? audience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resourceIndicator) => {
+          // Any absolute URL is accepted, so a test can obtain a token for another audience.
+          if (!URL.canParse(resourceIndicator)) throw new oidc.errors.InvalidTarget();
+          return {
+            scope: resourceScope,
+            audience: resourceIndicator,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: 600,
+            jwt: { sign: { alg } },
+          };
+        },
+      },
+    },
+    extraTokenClaims: (_ctx, token) => {
+      const claims: Record<string, unknown> = {};
+      const accountId = 'accountId' in token ? token.accountId : undefined;
+      if (accountId !== undefined) {
+        const account = accountsById.get(accountId);
+        if (account !== undefined && token.scopes.has('email')) {
+          claims.email = account.email;
+          claims.email_verified = account.emailVerified;
+        }
+      }
+      if (options.extraClaims !== undefined && token.clientId !== undefined) {
+        Object.assign(
+          claims,
+          options.extraClaims(token.clientId, accountId === undefined ? 'machine' : 'user'),
+        );
+      }
+      return claims;
+    },
+  };
+
+  // oidc-provider announces its development-only defaults on the console when it is loaded
+  // and constructed; those notices are expected here and only clutter test output.
+  const { oidc, provider } = await withoutProviderNotices(async () => {
+    const loaded = await import('oidc-provider');
+    return { oidc: loaded, provider: new loaded.default(issuer, configuration) };
+  });
+
+  // Post-processing middleware (runs around the provider's routes) for the broken variants.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.method !== 'GET' || ctx.status !== 200) return;
+    if (ctx.path === '/.well-known/openid-configuration') {
+      const document = { ...(ctx.body as Record<string, unknown>) };
+      if (options.advertisedIssuer !== undefined) document.issuer = options.advertisedIssuer;
+      if (options.omitEndSessionEndpoint === true) delete document.end_session_endpoint;
+      ctx.body = document;
+    } else if (ctx.path === '/jwks' && options.emptyJwks === true) {
+      ctx.body = { keys: [] };
+    }
+  });
+
+  const callback = provider.callback();
+  handle = (req, res) => {
+    const url = req.url ?? '/';
+    if (url !== mountPath && !url.startsWith(`${mountPath}/`) && !url.startsWith(`${mountPath}?`)) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    // Mounted like express does it: the provider sees the path below the mount point and
+    // reads the full one from originalUrl to build its own URLs.
+    Object.assign(req, { originalUrl: url });
+    req.url = url.slice(mountPath.length);
+    if (!req.url.startsWith('/')) req.url = `/${req.url}`;
+    void callback(req, res);
+  };
+
+  const findClient = (clientId: string | undefined, purpose: 'machine' | 'user'): TestClient => {
+    const client =
+      clientId !== undefined
+        ? clients.find((candidate) => candidate.clientId === clientId)
+        : purpose === 'machine'
+          ? (clients.find((candidate) => candidate.scopes !== undefined) ?? clients[0])
+          : clients.find((candidate) => candidate.redirectUris.length > 0);
+    if (client === undefined) {
+      throw new Error(`The test OpenID Provider has no ${clientId ?? `${purpose} client`}`);
+    }
+    return client;
+  };
+
+  const tokenRequest = async (client: TestClient, form: URLSearchParams) => {
+    const response = await fetch(`${issuer}${tokenRoute}`, {
+      method: 'POST',
+      headers: {
+        authorization: basicAuthorization(client),
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: form,
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 200) {
+      throw new Error(
+        `The test OpenID Provider refused the token request: ${response.status} ${JSON.stringify(body)}`,
+      );
+    }
+    return body;
+  };
+
+  return {
+    issuer,
+    origin,
+    environmentKey,
+    audience,
+    clients,
+    accounts,
+    async machineToken(request = {}) {
+      const client = findClient(request.clientId, 'machine');
+      const form = new URLSearchParams({
+        grant_type: 'client_credentials',
+        resource: request.resource ?? audience,
+      });
+      const scope = request.scope ?? client.scopes?.join(' ');
+      if (scope !== undefined && scope !== '') form.set('scope', scope);
+      const body = await tokenRequest(client, form);
+      return stringField(body, 'access_token');
+    },
+    async userTokens(request) {
+      const client = findClient(request.clientId, 'user');
+      const redirectUri = client.redirectUris[0] as string;
+      const resource = request.resource ?? audience;
+      const code = await authorize({
+        issuer,
+        client,
+        redirectUri,
+        resource,
+        accountId: request.accountId,
+        scope: request.scope ?? 'openid profile email',
+        nonce: request.nonce,
+      });
+      const body = await tokenRequest(
+        client,
+        new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: code.code,
+          redirect_uri: redirectUri,
+          code_verifier: code.verifier,
+          resource,
+        }),
+      );
+      return {
+        accessToken: stringField(body, 'access_token'),
+        idToken: stringField(body, 'id_token'),
+      };
+    },
+    signingKeys: () => [{ ...key.publicJwk }],
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function defaultClients(): TestClient[] {
+  return [
+    {
+      clientId: 'test-gateway',
+      clientSecret: randomBytes(24).toString('base64url'),
+      redirectUris: ['http://localhost:8080/v1/auth/callback'],
+      postLogoutRedirectUris: ['http://localhost:8080/v1/auth/logged-out'],
+    },
+    {
+      clientId: 'test-machine',
+      clientSecret: randomBytes(24).toString('base64url'),
+      redirectUris: [],
+      postLogoutRedirectUris: [],
+      scopes: [...testMachineScopes],
+    },
+  ];
+}
+
+function clientMetadata(client: TestClient, alg: TestSigningAlg): ClientMetadata {
+  const codeFlow = client.redirectUris.length > 0;
+  return {
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: codeFlow ? ['authorization_code', 'client_credentials'] : ['client_credentials'],
+    response_types: codeFlow ? ['code'] : [],
+    redirect_uris: client.redirectUris,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
+    id_token_signed_response_alg: alg,
+    ...(client.scopes === undefined ? {} : { scope: client.scopes.join(' ') }),
+  };
+}
+
+/** Walks the authorization endpoint, the dev login form and the dev consent form. */
+async function authorize(request: {
+  issuer: string;
+  client: TestClient;
+  redirectUri: string;
+  resource: string;
+  accountId: string;
+  scope: string;
+  nonce: string | undefined;
+}): Promise<{ code: string; verifier: string }> {
+  const verifier = randomBytes(32).toString('base64url');
+  const state = randomBytes(16).toString('base64url');
+  const start = new URL(`${request.issuer}${authorizationRoute}`);
+  start.search = new URLSearchParams({
+    client_id: request.client.clientId,
+    response_type: 'code',
+    redirect_uri: request.redirectUri,
+    scope: request.scope,
+    state,
+    resource: request.resource,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
+  }).toString();
+
+  const jar = createCookieJar();
+  let url = start.href;
+  let form: URLSearchParams | undefined;
+  for (let step = 0; step < 12; step += 1) {
+    const cookie = jar.headerFor(url);
+    const response = await fetch(url, {
+      method: form === undefined ? 'GET' : 'POST',
+      redirect: 'manual',
+      headers: {
+        ...(cookie === undefined ? {} : { cookie }),
+        ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+      },
+      body: form,
+    });
+    jar.store(url, response);
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location !== null) {
+      await response.body?.cancel();
+      const next = new URL(location, url);
+      if (`${next.origin}${next.pathname}` === request.redirectUri) {
+        const error = next.searchParams.get('error');
+        if (error !== null) {
+          throw new Error(
+            `The test OpenID Provider answered ${error}: ${next.searchParams.get('error_description') ?? ''}`,
+          );
+        }
+        if (next.searchParams.get('state') !== state) throw new Error('state mismatch');
+        const code = next.searchParams.get('code');
+        if (code === null) throw new Error('The test OpenID Provider returned no code');
+        return { code, verifier };
+      }
+      url = next.href;
+      form = undefined;
+      continue;
+    }
+    const html = await response.text();
+    const page = response.status === 200 ? parseInteractionForm(html) : undefined;
+    if (page === undefined) {
+      throw new Error(`Unexpected page from the test OpenID Provider: ${response.status} ${html}`);
+    }
+    url = new URL(page.action, url).href;
+    form =
+      page.prompt === 'login'
+        ? new URLSearchParams({ prompt: 'login', login: request.accountId, password: 'any' })
+        : new URLSearchParams({ prompt: page.prompt });
+  }
+  throw new Error('The test OpenID Provider did not finish the login');
+}
+
+// The dev interaction pages (login and consent) are one form each, posting `prompt` back.
+function parseInteractionForm(html: string): { action: string; prompt: string } | undefined {
+  const action = /<form[^>]*\saction="([^"]*)"/.exec(html)?.[1];
+  const prompt = /<input[^>]*name="prompt"[^>]*value="([^"]*)"/.exec(html)?.[1];
+  if (action === undefined || prompt === undefined) return undefined;
+  return { action: unescapeHtml(action), prompt: unescapeHtml(prompt) };
+}
+
+function basicAuthorization(client: TestClient): string {
+  // RFC 6749 section 2.3.1: both parts are form-urlencoded before base64.
+  const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+  const pair = `${encode(client.clientId)}:${encode(client.clientSecret)}`;
+  return `Basic ${Buffer.from(pair).toString('base64')}`;
+}
+
+function stringField(body: Record<string, unknown>, name: string): string {
+  const value = body[name];
+  if (typeof value !== 'string') throw new Error(`The token response has no ${name}`);
+  return value;
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+function unescapeHtml(value: string): string {
+  return value
+    .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    .replace(/&#(\d+);/g, (_, decimal: string) => String.fromCharCode(Number(decimal)))
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+const providerNotice = /oidc-provider (WARNING|NOTICE):/;
+
+// Providers started concurrently (Promise.all in a beforeAll) share one patch of the console,
+// restored when the last of them is constructed.
+let quieted: { count: number; warn: Console['warn']; info: Console['info'] } | undefined;
+
+async function withoutProviderNotices<T>(work: () => Promise<T>): Promise<T> {
+  if (quieted === undefined) {
+    const { warn, info } = console;
+    const quiet =
+      (write: (...args: unknown[]) => void) =>
+      (...args: unknown[]) => {
+        if (typeof args[0] === 'string' && providerNotice.test(args[0])) return;
+        write.apply(console, args);
+      };
+    quieted = { count: 0, warn, info };
+    console.warn = quiet(warn);
+    console.info = quiet(info);
+  }
+  quieted.count += 1;
+  try {
+    return await work();
+  } finally {
+    quieted.count -= 1;
+    if (quieted.count === 0) {
+      console.warn = quieted.warn;
+      console.info = quieted.info;
+      quieted = undefined;
+    }
+  }
+}
