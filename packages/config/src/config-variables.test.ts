@@ -134,6 +134,7 @@ function sampleValue(name: string): string {
     GATEWAY_DATA_DIR: '/data',
     REDIS_URL: 'redis://cache:6379',
     REDIS_KEY_PREFIX: 'gw:',
+    IDENTITY_DEPLOYMENT_TIER: 'staging',
     REGISTRY_SERVICE_URL: 'http://registry:1',
     AUTH_FLOW_SERVICE_URL: 'http://auth-flow:2',
     ONBOARDING_SERVICE_URL: 'http://onboarding:3',

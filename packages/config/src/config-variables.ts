@@ -51,6 +51,13 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     { required: true },
   ),
   variable(
+    'IDENTITY_DEPLOYMENT_TIER',
+    'identityDeploymentTier',
+    'Tier of the deployment (`PROD`) identity environment: `development`, `staging` or ' +
+      '`production`. Production-tier environments require public HTTPS platform URLs.',
+    { default: 'production' },
+  ),
+  variable(
     'IDENTITY_OIDC_CLIENT_ID',
     'identityOidcClientId',
     "Client ID of the gateway's OIDC client in the deployment environment " +

@@ -47,6 +47,7 @@ const POSTGRES_RULE = 'must be a postgres:// or postgresql:// URL';
 const REDIS_RULE = 'must be a redis:// or rediss:// URL';
 const REDIS_KEY_PREFIX_RULE = 'must be 1 to 64 letters, digits, `:`, `_` or `-`';
 
+export const IDENTITY_TIERS = ['development', 'staging', 'production'] as const;
 export const NODE_ENVS = ['production', 'development', 'test'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const OIDC_CLIENT_ID_PATTERN = /^[0-9A-Za-z@._~-]{1,128}$/;
@@ -62,6 +63,7 @@ export const gatewayEnvSchema = z.object({
   IDENTITY_ISSUER: trimmed(
     checked(checkIssuer, 'is required (the deployment identity issuer URL)'),
   ),
+  IDENTITY_DEPLOYMENT_TIER: trimmed(oneOf(IDENTITY_TIERS).default('production')),
   IDENTITY_OIDC_CLIENT_ID: optional(
     z.string().regex(OIDC_CLIENT_ID_PATTERN, { error: 'must match ^[0-9A-Za-z@._~-]{1,128}$' }),
   ),

@@ -13,6 +13,8 @@ export type GatewayConfig = {
   readonly logLevel: LogLevel;
   /** Deployment issuer without a trailing `/`. */
   readonly identityIssuer: string;
+  /** Tier of the deployment (PROD) identity environment; production requires public HTTPS platform URLs. */
+  readonly identityDeploymentTier: 'development' | 'staging' | 'production';
   readonly identityOidcClientId: string | undefined;
   readonly identityOidcClientSecret: string | undefined;
   /** Unset means ACCOUNT_CENTER_URL. */
@@ -58,6 +60,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     production: env.NODE_ENV === 'production',
     logLevel: env.LOG_LEVEL,
     identityIssuer: env.IDENTITY_ISSUER,
+    identityDeploymentTier: env.IDENTITY_DEPLOYMENT_TIER,
     identityOidcClientId: env.IDENTITY_OIDC_CLIENT_ID,
     identityOidcClientSecret: env.IDENTITY_OIDC_CLIENT_SECRET,
     identityPostLogoutRedirectUri: env.IDENTITY_POST_LOGOUT_REDIRECT_URI,

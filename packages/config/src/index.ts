@@ -7,3 +7,4 @@ export type { GatewayEnv, GatewayEnvName } from './env-schema.js';
 export { configVariables, secretConfigVariableNames } from './config-variables.js';
 export type { ConfigVariable } from './config-variables.js';
 export { renderConfigTable } from './config-table.js';
+export { checkIssuer, type Checked } from './value-rules.js';

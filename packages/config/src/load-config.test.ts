@@ -52,6 +52,7 @@ describe('loadConfig defaults', () => {
       dataDir: '.gateway-data',
       redisUrl: undefined,
       redisKeyPrefix: '',
+      identityDeploymentTier: 'production',
       registryServiceUrl: undefined,
       authFlowServiceUrl: undefined,
       onboardingServiceUrl: undefined,

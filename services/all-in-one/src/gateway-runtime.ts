@@ -4,7 +4,12 @@ import type { GatewayConfig } from '@gateway/config';
 import { migrateSchema, type Database } from '@gateway/db';
 import { createEdgeApp, createEdgeClients, listen } from '@gateway/edge';
 import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
-import { createRegistryRoutes, registryMigrations } from '@gateway/registry';
+import {
+  createRegistryRoutes,
+  registryDepsFromConfig,
+  registryMigrations,
+  seedDeploymentEnvironment,
+} from '@gateway/registry';
 import { createServiceInterceptors, type ServiceRoutes, type ServiceTarget } from '@gateway/rpc';
 import type { Logger } from '@gateway/telemetry';
 import type { Redis } from 'ioredis';
@@ -29,6 +34,8 @@ export async function startGateway(options: {
 }): Promise<RunningGateway> {
   const { config, logger, db, redis } = options;
   for (const migrations of allSchemaMigrations) await migrateSchema(db, migrations);
+  const registryDeps = registryDepsFromConfig(config, db);
+  await seedDeploymentEnvironment(registryDeps);
 
   const probeTimeoutMs = config.databaseTimeoutMs;
   const inProcess = (service: string, routes: ServiceRoutes): ServiceTarget => {
@@ -39,7 +46,15 @@ export async function startGateway(options: {
   };
   const clients = createEdgeClients(
     {
-      registry: inProcess('registry', createRegistryRoutes({ db, probeTimeoutMs })),
+      registry: inProcess(
+        'registry',
+        createRegistryRoutes({
+          deps: registryDeps,
+          probeTimeoutMs,
+          onBackgroundError: (error) =>
+            logger.warn({ err: error }, 'recording credential use failed'),
+        }),
+      ),
       authFlow: inProcess(
         'auth-flow',
         createAuthFlowRoutes({ db, probeTimeoutMs, ...(redis === undefined ? {} : { redis }) }),

@@ -10,6 +10,8 @@ const embeddedDefaults = {
   // The development identity service will answer here (login-flow issue).
   IDENTITY_ISSUER: `http://localhost:${port}/api/auth/env/PROD`,
   ACCOUNT_CENTER_URL: `http://localhost:${port}/`,
+  // Local demo platforms use http://localhost URLs, which a production tier refuses.
+  IDENTITY_DEPLOYMENT_TIER: 'development',
   GATEWAY_DATA_DIR: dataDir,
   ...(await loadOrCreateEmbeddedSecrets(dataDir)),
 };

@@ -1,4 +1,5 @@
 import type { SchemaMigrations } from '@gateway/db';
+import { createRegistryTables } from './migrations/0001-create-registry-tables.js';
 
 /**
  * The registry service's PostgreSQL schema `registry`. Migrations are applied in key order at
@@ -6,5 +7,7 @@ import type { SchemaMigrations } from '@gateway/db';
  */
 export const registryMigrations: SchemaMigrations = {
   schema: 'registry',
-  migrations: {},
+  migrations: {
+    '20261122_0001_create_registry_tables': createRegistryTables,
+  },
 };

@@ -2,23 +2,1974 @@
 // @generated from file registry/v1/registry.proto (package registry.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file registry/v1/registry.proto.
  */
 export const file_registry_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChpyZWdpc3RyeS92MS9yZWdpc3RyeS5wcm90bxILcmVnaXN0cnkudjEyEQoPUmVnaXN0cnlTZXJ2aWNlYgZwcm90bzM");
+  fileDesc("ChpyZWdpc3RyeS92MS9yZWdpc3RyeS5wcm90bxILcmVnaXN0cnkudjEiLgoOTnVsbGFibGVTdHJpbmcSEgoFdmFsdWUYASABKAlIAIgBAUIICgZfdmFsdWUiYQoFQWN0b3ISDAoEa2luZBgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhEKCWNsaWVudF9pZBgDIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYBCABKAkSDQoFZW1haWwYBSABKAkiRwoOUmVxdWVzdENvbnRleHQSIQoFYWN0b3IYASABKAsyEi5yZWdpc3RyeS52MS5BY3RvchISCgpyZXF1ZXN0X2lkGAIgASgJIk0KD1BsYXRmb3JtU3VtbWFyeRIUCgxwbGF0Zm9ybV9rZXkYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJEg4KBmFjdGl2ZRgDIAEoCCLwAwoTSWRlbnRpdHlFbnZpcm9ubWVudBIKCgJpZBgBIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEgwKBHRpZXIYBCABKAkSDgoGc291cmNlGAUgASgJEg4KBmFjdGl2ZRgGIAEoCBIOCgZpc3N1ZXIYByABKAkSFgoOb2lkY19jbGllbnRfaWQYCCABKAkSJQodb2lkY19jbGllbnRfc2VjcmV0X2NvbmZpZ3VyZWQYCSABKAgSJQoYcG9zdF9sb2dvdXRfcmVkaXJlY3RfdXJpGAogASgJSACIAQESIgoaZ3JhbnRzX2dhdGV3YXlfcGVybWlzc2lvbnMYCyABKAgSKQoIbWV0YWRhdGEYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDnBsYXRmb3JtX2NvdW50GA0gASgFEh0KFWFjdGl2ZV9wbGF0Zm9ybV9jb3VudBgOIAEoBRISCgpjcmVhdGVkX2F0GA8gASgJEhIKCnVwZGF0ZWRfYXQYECABKAkSLwoJcGxhdGZvcm1zGBEgAygLMhwucmVnaXN0cnkudjEuUGxhdGZvcm1TdW1tYXJ5QhsKGV9wb3N0X2xvZ291dF9yZWRpcmVjdF91cmkiIQofTGlzdElkZW50aXR5RW52aXJvbm1lbnRzUmVxdWVzdCJTCiBMaXN0SWRlbnRpdHlFbnZpcm9ubWVudHNSZXNwb25zZRIvCgVpdGVtcxgBIAMoCzIgLnJlZ2lzdHJ5LnYxLklkZW50aXR5RW52aXJvbm1lbnQiOAodR2V0SWRlbnRpdHlFbnZpcm9ubWVudFJlcXVlc3QSFwoPZW52aXJvbm1lbnRfa2V5GAEgASgJIlcKHkdldElkZW50aXR5RW52aXJvbm1lbnRSZXNwb25zZRI1CgtlbnZpcm9ubWVudBgBIAEoCzIgLnJlZ2lzdHJ5LnYxLklkZW50aXR5RW52aXJvbm1lbnQi3AIKIENyZWF0ZUlkZW50aXR5RW52aXJvbm1lbnRSZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIXCg9lbnZpcm9ubWVudF9rZXkYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEgwKBHRpZXIYBCABKAkSDgoGaXNzdWVyGAUgASgJEhYKDm9pZGNfY2xpZW50X2lkGAYgASgJEh8KEm9pZGNfY2xpZW50X3NlY3JldBgHIAEoCUgAiAEBEiUKGHBvc3RfbG9nb3V0X3JlZGlyZWN0X3VyaRgIIAEoCUgBiAEBEikKCG1ldGFkYXRhGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIVChNfb2lkY19jbGllbnRfc2VjcmV0QhsKGV9wb3N0X2xvZ291dF9yZWRpcmVjdF91cmkiWgohQ3JlYXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlc3BvbnNlEjUKC2Vudmlyb25tZW50GAEgASgLMiAucmVnaXN0cnkudjEuSWRlbnRpdHlFbnZpcm9ubWVudCKkAwogVXBkYXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0EhcKD2Vudmlyb25tZW50X2tleRgCIAEoCRIZCgxkaXNwbGF5X25hbWUYAyABKAlIAIgBARIRCgR0aWVyGAQgASgJSAGIAQESEwoGaXNzdWVyGAUgASgJSAKIAQESGwoOb2lkY19jbGllbnRfaWQYBiABKAlIA4gBARI3ChJvaWRjX2NsaWVudF9zZWNyZXQYByABKAsyGy5yZWdpc3RyeS52MS5OdWxsYWJsZVN0cmluZxI9Chhwb3N0X2xvZ291dF9yZWRpcmVjdF91cmkYCCABKAsyGy5yZWdpc3RyeS52MS5OdWxsYWJsZVN0cmluZxIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCDwoNX2Rpc3BsYXlfbmFtZUIHCgVfdGllckIJCgdfaXNzdWVyQhEKD19vaWRjX2NsaWVudF9pZCJaCiFVcGRhdGVJZGVudGl0eUVudmlyb25tZW50UmVzcG9uc2USNQoLZW52aXJvbm1lbnQYASABKAsyIC5yZWdpc3RyeS52MS5JZGVudGl0eUVudmlyb25tZW50Im0KJERlYWN0aXZhdGVJZGVudGl0eUVudmlyb25tZW50UmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSFwoPZW52aXJvbm1lbnRfa2V5GAIgASgJIl4KJURlYWN0aXZhdGVJZGVudGl0eUVudmlyb25tZW50UmVzcG9uc2USNQoLZW52aXJvbm1lbnQYASABKAsyIC5yZWdpc3RyeS52MS5JZGVudGl0eUVudmlyb25tZW50ImsKIkFjdGl2YXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0EhcKD2Vudmlyb25tZW50X2tleRgCIAEoCSJcCiNBY3RpdmF0ZUlkZW50aXR5RW52aXJvbm1lbnRSZXNwb25zZRI1CgtlbnZpcm9ubWVudBgBIAEoCzIgLnJlZ2lzdHJ5LnYxLklkZW50aXR5RW52aXJvbm1lbnQiPQoiVmFsaWRhdGVJZGVudGl0eUVudmlyb25tZW50UmVxdWVzdBIXCg9lbnZpcm9ubWVudF9rZXkYASABKAkiQQoQRW52aXJvbm1lbnRDaGVjaxIMCgRuYW1lGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIPCgdtZXNzYWdlGAMgASgJInkKI1ZhbGlkYXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlc3BvbnNlEhcKD2Vudmlyb25tZW50X2tleRgBIAEoCRIKCgJvaxgCIAEoCBItCgZjaGVja3MYAyADKAsyHS5yZWdpc3RyeS52MS5FbnZpcm9ubWVudENoZWNrIiYKFFJlc29sdmVJc3N1ZXJSZXF1ZXN0Eg4KBmlzc3VlchgBIAEoCSKBAQoVUmVzb2x2ZUlzc3VlclJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEhcKD2Vudmlyb25tZW50X2tleRgCIAEoCRIOCgZhY3RpdmUYAyABKAgSEgoKZGVwbG95bWVudBgEIAEoCBIOCgZpc3N1ZXIYBSABKAkSDAoEdGllchgGIAEoCSJnCgxSZWRpcmVjdFBhaXISCgoCaWQYASABKAkSDQoFbGFiZWwYAiABKAkSEgoKcmV0dXJuX3VybBgDIAEoCRIUCgxjYWxsYmFja191cmwYBCABKAkSEgoKaXNfZGVmYXVsdBgFIAEoCCJ4ChFSZWRpcmVjdFBhaXJJbnB1dBIPCgJpZBgBIAEoCUgAiAEBEg0KBWxhYmVsGAIgASgJEhIKCnJldHVybl91cmwYAyABKAkSFAoMY2FsbGJhY2tfdXJsGAQgASgJEhIKCmlzX2RlZmF1bHQYBSABKAhCBQoDX2lkIp0CCgpDcmVkZW50aWFsEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSHQoQcmVkaXJlY3RfcGFpcl9pZBgDIAEoCUgAiAEBEhEKCWNsaWVudF9pZBgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJEhcKCnJvdGF0ZWRfYXQYBiABKAlIAYgBARIZCgxsYXN0X3VzZWRfYXQYByABKAlIAogBARInChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCUgDiAEBQhMKEV9yZWRpcmVjdF9wYWlyX2lkQg0KC19yb3RhdGVkX2F0Qg8KDV9sYXN0X3VzZWRfYXRCHQobX3ByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0IooBChBJc3N1ZWRDcmVkZW50aWFsEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSHQoQcmVkaXJlY3RfcGFpcl9pZBgDIAEoCUgAiAEBEhEKCWNsaWVudF9pZBgEIAEoCRIVCg1jbGllbnRfc2VjcmV0GAUgASgJQhMKEV9yZWRpcmVjdF9wYWlyX2lkIlEKDkVudmlyb25tZW50UmVmEgsKA2tleRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSDAoEdGllchgDIAEoCRIOCgZhY3RpdmUYBCABKAgilwQKCFBsYXRmb3JtEgoKAmlkGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDgoGYWN0aXZlGAQgASgIEg4KBnN0YXR1cxgFIAEoCRIbChNyZXF1aXJlbWVudF92ZXJzaW9uGAYgASgFEiIKGmNlbnRyYWxfb25ib2FyZGluZ19lbmFibGVkGAcgASgIEiUKGHBsYXRmb3JtX29uYm9hcmRpbmdfcGF0aBgIIAEoCUgAiAEBEh8KF2RlZmF1bHRfb25ib2FyZGluZ19tb2RlGAkgASgJEh4KFmNyZWRlbnRpYWxzX2NvbmZpZ3VyZWQYCiABKAgSLAoLY3JlZGVudGlhbHMYCyADKAsyFy5yZWdpc3RyeS52MS5DcmVkZW50aWFsEjEKDnJlZGlyZWN0X3BhaXJzGAwgAygLMhkucmVnaXN0cnkudjEuUmVkaXJlY3RQYWlyEjkKFGlkZW50aXR5X2Vudmlyb25tZW50GA0gASgLMhsucmVnaXN0cnkudjEuRW52aXJvbm1lbnRSZWYSKQoIbWV0YWRhdGEYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmNyZWF0ZWRfYXQYDyABKAkSEgoKdXBkYXRlZF9hdBgQIAEoCUIbChlfcGxhdGZvcm1fb25ib2FyZGluZ19wYXRoImwKFExpc3RQbGF0Zm9ybXNSZXF1ZXN0EiUKGGlkZW50aXR5X2Vudmlyb25tZW50X2tleRgBIAEoCUgAiAEBEhAKCGFyY2hpdmVkGAIgASgIQhsKGV9pZGVudGl0eV9lbnZpcm9ubWVudF9rZXkiPQoVTGlzdFBsYXRmb3Jtc1Jlc3BvbnNlEiQKBWl0ZW1zGAEgAygLMhUucmVnaXN0cnkudjEuUGxhdGZvcm0iKgoSR2V0UGxhdGZvcm1SZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCSI+ChNHZXRQbGF0Zm9ybVJlc3BvbnNlEicKCHBsYXRmb3JtGAEgASgLMhUucmVnaXN0cnkudjEuUGxhdGZvcm0i5gMKFUNyZWF0ZVBsYXRmb3JtUmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSFAoMcGxhdGZvcm1fa2V5GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIlChhpZGVudGl0eV9lbnZpcm9ubWVudF9rZXkYBCABKAlIAIgBARI2Cg5yZWRpcmVjdF9wYWlycxgFIAMoCzIeLnJlZ2lzdHJ5LnYxLlJlZGlyZWN0UGFpcklucHV0EiQKF2RlZmF1bHRfb25ib2FyZGluZ19tb2RlGAYgASgJSAGIAQESJwoaY2VudHJhbF9vbmJvYXJkaW5nX2VuYWJsZWQYByABKAhIAogBARIlChhwbGF0Zm9ybV9vbmJvYXJkaW5nX3BhdGgYCCABKAlIA4gBARIpCghtZXRhZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCGwoZX2lkZW50aXR5X2Vudmlyb25tZW50X2tleUIaChhfZGVmYXVsdF9vbmJvYXJkaW5nX21vZGVCHQobX2NlbnRyYWxfb25ib2FyZGluZ19lbmFibGVkQhsKGV9wbGF0Zm9ybV9vbmJvYXJkaW5nX3BhdGgidQoWQ3JlYXRlUGxhdGZvcm1SZXNwb25zZRInCghwbGF0Zm9ybRgBIAEoCzIVLnJlZ2lzdHJ5LnYxLlBsYXRmb3JtEjIKC2NyZWRlbnRpYWxzGAIgAygLMh0ucmVnaXN0cnkudjEuSXNzdWVkQ3JlZGVudGlhbCKXBAoVVXBkYXRlUGxhdGZvcm1SZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIUCgxwbGF0Zm9ybV9rZXkYAiABKAkSGQoMZGlzcGxheV9uYW1lGAMgASgJSACIAQESJQoYaWRlbnRpdHlfZW52aXJvbm1lbnRfa2V5GAQgASgJSAGIAQESHgoWcmVwbGFjZV9yZWRpcmVjdF9wYWlycxgFIAEoCBI2Cg5yZWRpcmVjdF9wYWlycxgGIAMoCzIeLnJlZ2lzdHJ5LnYxLlJlZGlyZWN0UGFpcklucHV0EiQKF2RlZmF1bHRfb25ib2FyZGluZ19tb2RlGAcgASgJSAKIAQESJwoaY2VudHJhbF9vbmJvYXJkaW5nX2VuYWJsZWQYCCABKAhIA4gBARI9ChhwbGF0Zm9ybV9vbmJvYXJkaW5nX3BhdGgYCSABKAsyGy5yZWdpc3RyeS52MS5OdWxsYWJsZVN0cmluZxIpCghtZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCDwoNX2Rpc3BsYXlfbmFtZUIbChlfaWRlbnRpdHlfZW52aXJvbm1lbnRfa2V5QhoKGF9kZWZhdWx0X29uYm9hcmRpbmdfbW9kZUIdChtfY2VudHJhbF9vbmJvYXJkaW5nX2VuYWJsZWQidQoWVXBkYXRlUGxhdGZvcm1SZXNwb25zZRInCghwbGF0Zm9ybRgBIAEoCzIVLnJlZ2lzdHJ5LnYxLlBsYXRmb3JtEjIKC2NyZWRlbnRpYWxzGAIgAygLMh0ucmVnaXN0cnkudjEuSXNzdWVkQ3JlZGVudGlhbCJfChlEZWFjdGl2YXRlUGxhdGZvcm1SZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIUCgxwbGF0Zm9ybV9rZXkYAiABKAkiRQoaRGVhY3RpdmF0ZVBsYXRmb3JtUmVzcG9uc2USJwoIcGxhdGZvcm0YASABKAsyFS5yZWdpc3RyeS52MS5QbGF0Zm9ybSJdChdBY3RpdmF0ZVBsYXRmb3JtUmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSFAoMcGxhdGZvcm1fa2V5GAIgASgJIkMKGEFjdGl2YXRlUGxhdGZvcm1SZXNwb25zZRInCghwbGF0Zm9ybRgBIAEoCzIVLnJlZ2lzdHJ5LnYxLlBsYXRmb3JtIlwKFkFyY2hpdmVQbGF0Zm9ybVJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0EhQKDHBsYXRmb3JtX2tleRgCIAEoCSJCChdBcmNoaXZlUGxhdGZvcm1SZXNwb25zZRInCghwbGF0Zm9ybRgBIAEoCzIVLnJlZ2lzdHJ5LnYxLlBsYXRmb3JtIlwKFlJlc3RvcmVQbGF0Zm9ybVJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0EhQKDHBsYXRmb3JtX2tleRgCIAEoCSJCChdSZXN0b3JlUGxhdGZvcm1SZXNwb25zZRInCghwbGF0Zm9ybRgBIAEoCzIVLnJlZ2lzdHJ5LnYxLlBsYXRmb3JtIqcBCh9DcmVhdGVQbGF0Zm9ybUNyZWRlbnRpYWxSZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIUCgxwbGF0Zm9ybV9rZXkYAiABKAkSDAoEa2luZBgDIAEoCRIdChByZWRpcmVjdF9wYWlyX2lkGAQgASgJSACIAQFCEwoRX3JlZGlyZWN0X3BhaXJfaWQifwogQ3JlYXRlUGxhdGZvcm1DcmVkZW50aWFsUmVzcG9uc2USJwoIcGxhdGZvcm0YASABKAsyFS5yZWdpc3RyeS52MS5QbGF0Zm9ybRIyCgtjcmVkZW50aWFscxgCIAMoCzIdLnJlZ2lzdHJ5LnYxLklzc3VlZENyZWRlbnRpYWwiuwEKH1JvdGF0ZVBsYXRmb3JtQ3JlZGVudGlhbFJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0EhQKDHBsYXRmb3JtX2tleRgCIAEoCRIVCg1jcmVkZW50aWFsX2lkGAMgASgJEiMKG3Jldm9rZV9wcmV2aW91c19pbW1lZGlhdGVseRgEIAEoCBIYChByb3RhdGVfY2xpZW50X2lkGAUgASgIIn8KIFJvdGF0ZVBsYXRmb3JtQ3JlZGVudGlhbFJlc3BvbnNlEicKCHBsYXRmb3JtGAEgASgLMhUucmVnaXN0cnkudjEuUGxhdGZvcm0SMgoLY3JlZGVudGlhbHMYAiADKAsyHS5yZWdpc3RyeS52MS5Jc3N1ZWRDcmVkZW50aWFsIooBCi1SZXZva2VQcmV2aW91c1BsYXRmb3JtQ3JlZGVudGlhbFNlY3JldFJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0EhQKDHBsYXRmb3JtX2tleRgCIAEoCRIVCg1jcmVkZW50aWFsX2lkGAMgASgJIlkKLlJldm9rZVByZXZpb3VzUGxhdGZvcm1DcmVkZW50aWFsU2VjcmV0UmVzcG9uc2USJwoIcGxhdGZvcm0YASABKAsyFS5yZWdpc3RyeS52MS5QbGF0Zm9ybSJ8Ch9EZWxldGVQbGF0Zm9ybUNyZWRlbnRpYWxSZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIUCgxwbGF0Zm9ybV9rZXkYAiABKAkSFQoNY3JlZGVudGlhbF9pZBgDIAEoCSJLCiBEZWxldGVQbGF0Zm9ybUNyZWRlbnRpYWxSZXNwb25zZRInCghwbGF0Zm9ybRgBIAEoCzIVLnJlZ2lzdHJ5LnYxLlBsYXRmb3JtIksKH1ZlcmlmeVBsYXRmb3JtQ3JlZGVudGlhbFJlcXVlc3QSEQoJY2xpZW50X2lkGAEgASgJEhUKDWNsaWVudF9zZWNyZXQYAiABKAki6wEKIFZlcmlmeVBsYXRmb3JtQ3JlZGVudGlhbFJlc3BvbnNlEhUKDWNyZWRlbnRpYWxfaWQYASABKAkSDAoEa2luZBgCIAEoCRITCgtwbGF0Zm9ybV9pZBgDIAEoCRIUCgxwbGF0Zm9ybV9rZXkYBCABKAkSFwoPcGxhdGZvcm1fYWN0aXZlGAUgASgIEh0KEHJlZGlyZWN0X3BhaXJfaWQYBiABKAlIAIgBARIZCgxjYWxsYmFja191cmwYByABKAlIAYgBAUITChFfcmVkaXJlY3RfcGFpcl9pZEIPCg1fY2FsbGJhY2tfdXJsItgBCgtBdWRpdFJlY29yZBIKCgJpZBgBIAEoCRIMCgRraW5kGAIgASgJEiEKBWFjdG9yGAMgASgLMhIucmVnaXN0cnkudjEuQWN0b3ISEwoLdGFyZ2V0X3R5cGUYBCABKAkSEQoJdGFyZ2V0X2lkGAUgASgJEhIKCnRhcmdldF9rZXkYBiABKAkSKAoHZGV0YWlscxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKcmVxdWVzdF9pZBgIIAEoCRISCgpjcmVhdGVkX2F0GAkgASgJIn4KF0xpc3RBdWRpdFJlY29yZHNSZXF1ZXN0EhEKBGtpbmQYASABKAlIAIgBARIXCgp0YXJnZXRfa2V5GAIgASgJSAGIAQESDAoEcGFnZRgDIAEoBRIRCglwYWdlX3NpemUYBCABKAVCBwoFX2tpbmRCDQoLX3RhcmdldF9rZXkicwoYTGlzdEF1ZGl0UmVjb3Jkc1Jlc3BvbnNlEicKBWl0ZW1zGAEgAygLMhgucmVnaXN0cnkudjEuQXVkaXRSZWNvcmQSDQoFdG90YWwYAiABKAUSDAoEcGFnZRgDIAEoBRIRCglwYWdlX3NpemUYBCABKAUiFwoVR2V0Q29yc09yaWdpbnNSZXF1ZXN0IikKFkdldENvcnNPcmlnaW5zUmVzcG9uc2USDwoHb3JpZ2lucxgBIAMoCTKEFAoPUmVnaXN0cnlTZXJ2aWNlEncKGExpc3RJZGVudGl0eUVudmlyb25tZW50cxIsLnJlZ2lzdHJ5LnYxLkxpc3RJZGVudGl0eUVudmlyb25tZW50c1JlcXVlc3QaLS5yZWdpc3RyeS52MS5MaXN0SWRlbnRpdHlFbnZpcm9ubWVudHNSZXNwb25zZRJxChZHZXRJZGVudGl0eUVudmlyb25tZW50EioucmVnaXN0cnkudjEuR2V0SWRlbnRpdHlFbnZpcm9ubWVudFJlcXVlc3QaKy5yZWdpc3RyeS52MS5HZXRJZGVudGl0eUVudmlyb25tZW50UmVzcG9uc2USegoZQ3JlYXRlSWRlbnRpdHlFbnZpcm9ubWVudBItLnJlZ2lzdHJ5LnYxLkNyZWF0ZUlkZW50aXR5RW52aXJvbm1lbnRSZXF1ZXN0Gi4ucmVnaXN0cnkudjEuQ3JlYXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlc3BvbnNlEnoKGVVwZGF0ZUlkZW50aXR5RW52aXJvbm1lbnQSLS5yZWdpc3RyeS52MS5VcGRhdGVJZGVudGl0eUVudmlyb25tZW50UmVxdWVzdBouLnJlZ2lzdHJ5LnYxLlVwZGF0ZUlkZW50aXR5RW52aXJvbm1lbnRSZXNwb25zZRKGAQodRGVhY3RpdmF0ZUlkZW50aXR5RW52aXJvbm1lbnQSMS5yZWdpc3RyeS52MS5EZWFjdGl2YXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlcXVlc3QaMi5yZWdpc3RyeS52MS5EZWFjdGl2YXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlc3BvbnNlEoABChtBY3RpdmF0ZUlkZW50aXR5RW52aXJvbm1lbnQSLy5yZWdpc3RyeS52MS5BY3RpdmF0ZUlkZW50aXR5RW52aXJvbm1lbnRSZXF1ZXN0GjAucmVnaXN0cnkudjEuQWN0aXZhdGVJZGVudGl0eUVudmlyb25tZW50UmVzcG9uc2USgAEKG1ZhbGlkYXRlSWRlbnRpdHlFbnZpcm9ubWVudBIvLnJlZ2lzdHJ5LnYxLlZhbGlkYXRlSWRlbnRpdHlFbnZpcm9ubWVudFJlcXVlc3QaMC5yZWdpc3RyeS52MS5WYWxpZGF0ZUlkZW50aXR5RW52aXJvbm1lbnRSZXNwb25zZRJWCg1SZXNvbHZlSXNzdWVyEiEucmVnaXN0cnkudjEuUmVzb2x2ZUlzc3VlclJlcXVlc3QaIi5yZWdpc3RyeS52MS5SZXNvbHZlSXNzdWVyUmVzcG9uc2USVgoNTGlzdFBsYXRmb3JtcxIhLnJlZ2lzdHJ5LnYxLkxpc3RQbGF0Zm9ybXNSZXF1ZXN0GiIucmVnaXN0cnkudjEuTGlzdFBsYXRmb3Jtc1Jlc3BvbnNlElAKC0dldFBsYXRmb3JtEh8ucmVnaXN0cnkudjEuR2V0UGxhdGZvcm1SZXF1ZXN0GiAucmVnaXN0cnkudjEuR2V0UGxhdGZvcm1SZXNwb25zZRJZCg5DcmVhdGVQbGF0Zm9ybRIiLnJlZ2lzdHJ5LnYxLkNyZWF0ZVBsYXRmb3JtUmVxdWVzdBojLnJlZ2lzdHJ5LnYxLkNyZWF0ZVBsYXRmb3JtUmVzcG9uc2USWQoOVXBkYXRlUGxhdGZvcm0SIi5yZWdpc3RyeS52MS5VcGRhdGVQbGF0Zm9ybVJlcXVlc3QaIy5yZWdpc3RyeS52MS5VcGRhdGVQbGF0Zm9ybVJlc3BvbnNlEmUKEkRlYWN0aXZhdGVQbGF0Zm9ybRImLnJlZ2lzdHJ5LnYxLkRlYWN0aXZhdGVQbGF0Zm9ybVJlcXVlc3QaJy5yZWdpc3RyeS52MS5EZWFjdGl2YXRlUGxhdGZvcm1SZXNwb25zZRJfChBBY3RpdmF0ZVBsYXRmb3JtEiQucmVnaXN0cnkudjEuQWN0aXZhdGVQbGF0Zm9ybVJlcXVlc3QaJS5yZWdpc3RyeS52MS5BY3RpdmF0ZVBsYXRmb3JtUmVzcG9uc2USXAoPQXJjaGl2ZVBsYXRmb3JtEiMucmVnaXN0cnkudjEuQXJjaGl2ZVBsYXRmb3JtUmVxdWVzdBokLnJlZ2lzdHJ5LnYxLkFyY2hpdmVQbGF0Zm9ybVJlc3BvbnNlElwKD1Jlc3RvcmVQbGF0Zm9ybRIjLnJlZ2lzdHJ5LnYxLlJlc3RvcmVQbGF0Zm9ybVJlcXVlc3QaJC5yZWdpc3RyeS52MS5SZXN0b3JlUGxhdGZvcm1SZXNwb25zZRJ3ChhDcmVhdGVQbGF0Zm9ybUNyZWRlbnRpYWwSLC5yZWdpc3RyeS52MS5DcmVhdGVQbGF0Zm9ybUNyZWRlbnRpYWxSZXF1ZXN0Gi0ucmVnaXN0cnkudjEuQ3JlYXRlUGxhdGZvcm1DcmVkZW50aWFsUmVzcG9uc2USdwoYUm90YXRlUGxhdGZvcm1DcmVkZW50aWFsEiwucmVnaXN0cnkudjEuUm90YXRlUGxhdGZvcm1DcmVkZW50aWFsUmVxdWVzdBotLnJlZ2lzdHJ5LnYxLlJvdGF0ZVBsYXRmb3JtQ3JlZGVudGlhbFJlc3BvbnNlEqEBCiZSZXZva2VQcmV2aW91c1BsYXRmb3JtQ3JlZGVudGlhbFNlY3JldBI6LnJlZ2lzdHJ5LnYxLlJldm9rZVByZXZpb3VzUGxhdGZvcm1DcmVkZW50aWFsU2VjcmV0UmVxdWVzdBo7LnJlZ2lzdHJ5LnYxLlJldm9rZVByZXZpb3VzUGxhdGZvcm1DcmVkZW50aWFsU2VjcmV0UmVzcG9uc2USdwoYRGVsZXRlUGxhdGZvcm1DcmVkZW50aWFsEiwucmVnaXN0cnkudjEuRGVsZXRlUGxhdGZvcm1DcmVkZW50aWFsUmVxdWVzdBotLnJlZ2lzdHJ5LnYxLkRlbGV0ZVBsYXRmb3JtQ3JlZGVudGlhbFJlc3BvbnNlEncKGFZlcmlmeVBsYXRmb3JtQ3JlZGVudGlhbBIsLnJlZ2lzdHJ5LnYxLlZlcmlmeVBsYXRmb3JtQ3JlZGVudGlhbFJlcXVlc3QaLS5yZWdpc3RyeS52MS5WZXJpZnlQbGF0Zm9ybUNyZWRlbnRpYWxSZXNwb25zZRJfChBMaXN0QXVkaXRSZWNvcmRzEiQucmVnaXN0cnkudjEuTGlzdEF1ZGl0UmVjb3Jkc1JlcXVlc3QaJS5yZWdpc3RyeS52MS5MaXN0QXVkaXRSZWNvcmRzUmVzcG9uc2USWQoOR2V0Q29yc09yaWdpbnMSIi5yZWdpc3RyeS52MS5HZXRDb3JzT3JpZ2luc1JlcXVlc3QaIy5yZWdpc3RyeS52MS5HZXRDb3JzT3JpZ2luc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
- * RegistryService owns identity environments, platforms, redirect pairs, platform credentials, returnTo matching and audit records.
- * Readiness is reported through the standard grpc.health.v1.Health service that every
- * internal service also serves. RPCs are added by the issues that build each feature.
+ * @generated from message registry.v1.NullableString
+ */
+export type NullableString = Message<"registry.v1.NullableString"> & {
+  /**
+   * @generated from field: optional string value = 1;
+   */
+  value?: string | undefined;
+};
+
+/**
+ * Describes the message registry.v1.NullableString.
+ * Use `create(NullableStringSchema)` to create a new message.
+ */
+export const NullableStringSchema: GenMessage<NullableString> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 0);
+
+/**
+ * Who asked for a change; written into audit records.
+ *
+ * @generated from message registry.v1.Actor
+ */
+export type Actor = Message<"registry.v1.Actor"> & {
+  /**
+   * "machine", "user" or "system".
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string client_id = 3;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string environment_key = 4;
+   */
+  environmentKey: string;
+
+  /**
+   * @generated from field: string email = 5;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message registry.v1.Actor.
+ * Use `create(ActorSchema)` to create a new message.
+ */
+export const ActorSchema: GenMessage<Actor> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 1);
+
+/**
+ * @generated from message registry.v1.RequestContext
+ */
+export type RequestContext = Message<"registry.v1.RequestContext"> & {
+  /**
+   * @generated from field: registry.v1.Actor actor = 1;
+   */
+  actor?: Actor | undefined;
+
+  /**
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message registry.v1.RequestContext.
+ * Use `create(RequestContextSchema)` to create a new message.
+ */
+export const RequestContextSchema: GenMessage<RequestContext> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 2);
+
+/**
+ * @generated from message registry.v1.PlatformSummary
+ */
+export type PlatformSummary = Message<"registry.v1.PlatformSummary"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: bool active = 3;
+   */
+  active: boolean;
+};
+
+/**
+ * Describes the message registry.v1.PlatformSummary.
+ * Use `create(PlatformSummarySchema)` to create a new message.
+ */
+export const PlatformSummarySchema: GenMessage<PlatformSummary> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 3);
+
+/**
+ * @generated from message registry.v1.IdentityEnvironment
+ */
+export type IdentityEnvironment = Message<"registry.v1.IdentityEnvironment"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string environment_key = 2;
+   */
+  environmentKey: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: string tier = 4;
+   */
+  tier: string;
+
+  /**
+   * @generated from field: string source = 5;
+   */
+  source: string;
+
+  /**
+   * @generated from field: bool active = 6;
+   */
+  active: boolean;
+
+  /**
+   * @generated from field: string issuer = 7;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string oidc_client_id = 8;
+   */
+  oidcClientId: string;
+
+  /**
+   * @generated from field: bool oidc_client_secret_configured = 9;
+   */
+  oidcClientSecretConfigured: boolean;
+
+  /**
+   * @generated from field: optional string post_logout_redirect_uri = 10;
+   */
+  postLogoutRedirectUri?: string | undefined;
+
+  /**
+   * @generated from field: bool grants_gateway_permissions = 11;
+   */
+  grantsGatewayPermissions: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 12;
+   */
+  metadata?: JsonObject | undefined;
+
+  /**
+   * @generated from field: int32 platform_count = 13;
+   */
+  platformCount: number;
+
+  /**
+   * @generated from field: int32 active_platform_count = 14;
+   */
+  activePlatformCount: number;
+
+  /**
+   * @generated from field: string created_at = 15;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: string updated_at = 16;
+   */
+  updatedAt: string;
+
+  /**
+   * Only on GetIdentityEnvironment.
+   *
+   * @generated from field: repeated registry.v1.PlatformSummary platforms = 17;
+   */
+  platforms: PlatformSummary[];
+};
+
+/**
+ * Describes the message registry.v1.IdentityEnvironment.
+ * Use `create(IdentityEnvironmentSchema)` to create a new message.
+ */
+export const IdentityEnvironmentSchema: GenMessage<IdentityEnvironment> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 4);
+
+/**
+ * @generated from message registry.v1.ListIdentityEnvironmentsRequest
+ */
+export type ListIdentityEnvironmentsRequest = Message<"registry.v1.ListIdentityEnvironmentsRequest"> & {
+};
+
+/**
+ * Describes the message registry.v1.ListIdentityEnvironmentsRequest.
+ * Use `create(ListIdentityEnvironmentsRequestSchema)` to create a new message.
+ */
+export const ListIdentityEnvironmentsRequestSchema: GenMessage<ListIdentityEnvironmentsRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 5);
+
+/**
+ * @generated from message registry.v1.ListIdentityEnvironmentsResponse
+ */
+export type ListIdentityEnvironmentsResponse = Message<"registry.v1.ListIdentityEnvironmentsResponse"> & {
+  /**
+   * @generated from field: repeated registry.v1.IdentityEnvironment items = 1;
+   */
+  items: IdentityEnvironment[];
+};
+
+/**
+ * Describes the message registry.v1.ListIdentityEnvironmentsResponse.
+ * Use `create(ListIdentityEnvironmentsResponseSchema)` to create a new message.
+ */
+export const ListIdentityEnvironmentsResponseSchema: GenMessage<ListIdentityEnvironmentsResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 6);
+
+/**
+ * @generated from message registry.v1.GetIdentityEnvironmentRequest
+ */
+export type GetIdentityEnvironmentRequest = Message<"registry.v1.GetIdentityEnvironmentRequest"> & {
+  /**
+   * @generated from field: string environment_key = 1;
+   */
+  environmentKey: string;
+};
+
+/**
+ * Describes the message registry.v1.GetIdentityEnvironmentRequest.
+ * Use `create(GetIdentityEnvironmentRequestSchema)` to create a new message.
+ */
+export const GetIdentityEnvironmentRequestSchema: GenMessage<GetIdentityEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 7);
+
+/**
+ * @generated from message registry.v1.GetIdentityEnvironmentResponse
+ */
+export type GetIdentityEnvironmentResponse = Message<"registry.v1.GetIdentityEnvironmentResponse"> & {
+  /**
+   * @generated from field: registry.v1.IdentityEnvironment environment = 1;
+   */
+  environment?: IdentityEnvironment | undefined;
+};
+
+/**
+ * Describes the message registry.v1.GetIdentityEnvironmentResponse.
+ * Use `create(GetIdentityEnvironmentResponseSchema)` to create a new message.
+ */
+export const GetIdentityEnvironmentResponseSchema: GenMessage<GetIdentityEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 8);
+
+/**
+ * @generated from message registry.v1.CreateIdentityEnvironmentRequest
+ */
+export type CreateIdentityEnvironmentRequest = Message<"registry.v1.CreateIdentityEnvironmentRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string environment_key = 2;
+   */
+  environmentKey: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: string tier = 4;
+   */
+  tier: string;
+
+  /**
+   * @generated from field: string issuer = 5;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string oidc_client_id = 6;
+   */
+  oidcClientId: string;
+
+  /**
+   * @generated from field: optional string oidc_client_secret = 7;
+   */
+  oidcClientSecret?: string | undefined;
+
+  /**
+   * @generated from field: optional string post_logout_redirect_uri = 8;
+   */
+  postLogoutRedirectUri?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 9;
+   */
+  metadata?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message registry.v1.CreateIdentityEnvironmentRequest.
+ * Use `create(CreateIdentityEnvironmentRequestSchema)` to create a new message.
+ */
+export const CreateIdentityEnvironmentRequestSchema: GenMessage<CreateIdentityEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 9);
+
+/**
+ * @generated from message registry.v1.CreateIdentityEnvironmentResponse
+ */
+export type CreateIdentityEnvironmentResponse = Message<"registry.v1.CreateIdentityEnvironmentResponse"> & {
+  /**
+   * @generated from field: registry.v1.IdentityEnvironment environment = 1;
+   */
+  environment?: IdentityEnvironment | undefined;
+};
+
+/**
+ * Describes the message registry.v1.CreateIdentityEnvironmentResponse.
+ * Use `create(CreateIdentityEnvironmentResponseSchema)` to create a new message.
+ */
+export const CreateIdentityEnvironmentResponseSchema: GenMessage<CreateIdentityEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 10);
+
+/**
+ * @generated from message registry.v1.UpdateIdentityEnvironmentRequest
+ */
+export type UpdateIdentityEnvironmentRequest = Message<"registry.v1.UpdateIdentityEnvironmentRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string environment_key = 2;
+   */
+  environmentKey: string;
+
+  /**
+   * @generated from field: optional string display_name = 3;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional string tier = 4;
+   */
+  tier?: string | undefined;
+
+  /**
+   * @generated from field: optional string issuer = 5;
+   */
+  issuer?: string | undefined;
+
+  /**
+   * @generated from field: optional string oidc_client_id = 6;
+   */
+  oidcClientId?: string | undefined;
+
+  /**
+   * @generated from field: registry.v1.NullableString oidc_client_secret = 7;
+   */
+  oidcClientSecret?: NullableString | undefined;
+
+  /**
+   * @generated from field: registry.v1.NullableString post_logout_redirect_uri = 8;
+   */
+  postLogoutRedirectUri?: NullableString | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 9;
+   */
+  metadata?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message registry.v1.UpdateIdentityEnvironmentRequest.
+ * Use `create(UpdateIdentityEnvironmentRequestSchema)` to create a new message.
+ */
+export const UpdateIdentityEnvironmentRequestSchema: GenMessage<UpdateIdentityEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 11);
+
+/**
+ * @generated from message registry.v1.UpdateIdentityEnvironmentResponse
+ */
+export type UpdateIdentityEnvironmentResponse = Message<"registry.v1.UpdateIdentityEnvironmentResponse"> & {
+  /**
+   * @generated from field: registry.v1.IdentityEnvironment environment = 1;
+   */
+  environment?: IdentityEnvironment | undefined;
+};
+
+/**
+ * Describes the message registry.v1.UpdateIdentityEnvironmentResponse.
+ * Use `create(UpdateIdentityEnvironmentResponseSchema)` to create a new message.
+ */
+export const UpdateIdentityEnvironmentResponseSchema: GenMessage<UpdateIdentityEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 12);
+
+/**
+ * @generated from message registry.v1.DeactivateIdentityEnvironmentRequest
+ */
+export type DeactivateIdentityEnvironmentRequest = Message<"registry.v1.DeactivateIdentityEnvironmentRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string environment_key = 2;
+   */
+  environmentKey: string;
+};
+
+/**
+ * Describes the message registry.v1.DeactivateIdentityEnvironmentRequest.
+ * Use `create(DeactivateIdentityEnvironmentRequestSchema)` to create a new message.
+ */
+export const DeactivateIdentityEnvironmentRequestSchema: GenMessage<DeactivateIdentityEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 13);
+
+/**
+ * @generated from message registry.v1.DeactivateIdentityEnvironmentResponse
+ */
+export type DeactivateIdentityEnvironmentResponse = Message<"registry.v1.DeactivateIdentityEnvironmentResponse"> & {
+  /**
+   * @generated from field: registry.v1.IdentityEnvironment environment = 1;
+   */
+  environment?: IdentityEnvironment | undefined;
+};
+
+/**
+ * Describes the message registry.v1.DeactivateIdentityEnvironmentResponse.
+ * Use `create(DeactivateIdentityEnvironmentResponseSchema)` to create a new message.
+ */
+export const DeactivateIdentityEnvironmentResponseSchema: GenMessage<DeactivateIdentityEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 14);
+
+/**
+ * @generated from message registry.v1.ActivateIdentityEnvironmentRequest
+ */
+export type ActivateIdentityEnvironmentRequest = Message<"registry.v1.ActivateIdentityEnvironmentRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string environment_key = 2;
+   */
+  environmentKey: string;
+};
+
+/**
+ * Describes the message registry.v1.ActivateIdentityEnvironmentRequest.
+ * Use `create(ActivateIdentityEnvironmentRequestSchema)` to create a new message.
+ */
+export const ActivateIdentityEnvironmentRequestSchema: GenMessage<ActivateIdentityEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 15);
+
+/**
+ * @generated from message registry.v1.ActivateIdentityEnvironmentResponse
+ */
+export type ActivateIdentityEnvironmentResponse = Message<"registry.v1.ActivateIdentityEnvironmentResponse"> & {
+  /**
+   * @generated from field: registry.v1.IdentityEnvironment environment = 1;
+   */
+  environment?: IdentityEnvironment | undefined;
+};
+
+/**
+ * Describes the message registry.v1.ActivateIdentityEnvironmentResponse.
+ * Use `create(ActivateIdentityEnvironmentResponseSchema)` to create a new message.
+ */
+export const ActivateIdentityEnvironmentResponseSchema: GenMessage<ActivateIdentityEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 16);
+
+/**
+ * @generated from message registry.v1.ValidateIdentityEnvironmentRequest
+ */
+export type ValidateIdentityEnvironmentRequest = Message<"registry.v1.ValidateIdentityEnvironmentRequest"> & {
+  /**
+   * @generated from field: string environment_key = 1;
+   */
+  environmentKey: string;
+};
+
+/**
+ * Describes the message registry.v1.ValidateIdentityEnvironmentRequest.
+ * Use `create(ValidateIdentityEnvironmentRequestSchema)` to create a new message.
+ */
+export const ValidateIdentityEnvironmentRequestSchema: GenMessage<ValidateIdentityEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 17);
+
+/**
+ * @generated from message registry.v1.EnvironmentCheck
+ */
+export type EnvironmentCheck = Message<"registry.v1.EnvironmentCheck"> & {
+  /**
+   * "discovery", "endpoints", "jwks", "client" or "secret".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * "pass", "fail" or "skip".
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: string message = 3;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message registry.v1.EnvironmentCheck.
+ * Use `create(EnvironmentCheckSchema)` to create a new message.
+ */
+export const EnvironmentCheckSchema: GenMessage<EnvironmentCheck> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 18);
+
+/**
+ * @generated from message registry.v1.ValidateIdentityEnvironmentResponse
+ */
+export type ValidateIdentityEnvironmentResponse = Message<"registry.v1.ValidateIdentityEnvironmentResponse"> & {
+  /**
+   * @generated from field: string environment_key = 1;
+   */
+  environmentKey: string;
+
+  /**
+   * @generated from field: bool ok = 2;
+   */
+  ok: boolean;
+
+  /**
+   * @generated from field: repeated registry.v1.EnvironmentCheck checks = 3;
+   */
+  checks: EnvironmentCheck[];
+};
+
+/**
+ * Describes the message registry.v1.ValidateIdentityEnvironmentResponse.
+ * Use `create(ValidateIdentityEnvironmentResponseSchema)` to create a new message.
+ */
+export const ValidateIdentityEnvironmentResponseSchema: GenMessage<ValidateIdentityEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 19);
+
+/**
+ * @generated from message registry.v1.ResolveIssuerRequest
+ */
+export type ResolveIssuerRequest = Message<"registry.v1.ResolveIssuerRequest"> & {
+  /**
+   * @generated from field: string issuer = 1;
+   */
+  issuer: string;
+};
+
+/**
+ * Describes the message registry.v1.ResolveIssuerRequest.
+ * Use `create(ResolveIssuerRequestSchema)` to create a new message.
+ */
+export const ResolveIssuerRequestSchema: GenMessage<ResolveIssuerRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 20);
+
+/**
+ * @generated from message registry.v1.ResolveIssuerResponse
+ */
+export type ResolveIssuerResponse = Message<"registry.v1.ResolveIssuerResponse"> & {
+  /**
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+
+  /**
+   * @generated from field: string environment_key = 2;
+   */
+  environmentKey: string;
+
+  /**
+   * @generated from field: bool active = 3;
+   */
+  active: boolean;
+
+  /**
+   * True for the deployment environment: the only one whose tokens carry permissions.
+   *
+   * @generated from field: bool deployment = 4;
+   */
+  deployment: boolean;
+
+  /**
+   * @generated from field: string issuer = 5;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string tier = 6;
+   */
+  tier: string;
+};
+
+/**
+ * Describes the message registry.v1.ResolveIssuerResponse.
+ * Use `create(ResolveIssuerResponseSchema)` to create a new message.
+ */
+export const ResolveIssuerResponseSchema: GenMessage<ResolveIssuerResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 21);
+
+/**
+ * @generated from message registry.v1.RedirectPair
+ */
+export type RedirectPair = Message<"registry.v1.RedirectPair"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string label = 2;
+   */
+  label: string;
+
+  /**
+   * @generated from field: string return_url = 3;
+   */
+  returnUrl: string;
+
+  /**
+   * @generated from field: string callback_url = 4;
+   */
+  callbackUrl: string;
+
+  /**
+   * @generated from field: bool is_default = 5;
+   */
+  isDefault: boolean;
+};
+
+/**
+ * Describes the message registry.v1.RedirectPair.
+ * Use `create(RedirectPairSchema)` to create a new message.
+ */
+export const RedirectPairSchema: GenMessage<RedirectPair> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 22);
+
+/**
+ * @generated from message registry.v1.RedirectPairInput
+ */
+export type RedirectPairInput = Message<"registry.v1.RedirectPairInput"> & {
+  /**
+   * Updates the pair with this id in place; without it a pair is matched by return_url.
+   *
+   * @generated from field: optional string id = 1;
+   */
+  id?: string | undefined;
+
+  /**
+   * @generated from field: string label = 2;
+   */
+  label: string;
+
+  /**
+   * @generated from field: string return_url = 3;
+   */
+  returnUrl: string;
+
+  /**
+   * @generated from field: string callback_url = 4;
+   */
+  callbackUrl: string;
+
+  /**
+   * @generated from field: bool is_default = 5;
+   */
+  isDefault: boolean;
+};
+
+/**
+ * Describes the message registry.v1.RedirectPairInput.
+ * Use `create(RedirectPairInputSchema)` to create a new message.
+ */
+export const RedirectPairInputSchema: GenMessage<RedirectPairInput> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 23);
+
+/**
+ * @generated from message registry.v1.Credential
+ */
+export type Credential = Message<"registry.v1.Credential"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * "bff" or "backend".
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: optional string redirect_pair_id = 3;
+   */
+  redirectPairId?: string | undefined;
+
+  /**
+   * @generated from field: string client_id = 4;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string created_at = 5;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: optional string rotated_at = 6;
+   */
+  rotatedAt?: string | undefined;
+
+  /**
+   * @generated from field: optional string last_used_at = 7;
+   */
+  lastUsedAt?: string | undefined;
+
+  /**
+   * @generated from field: optional string previous_secret_expires_at = 8;
+   */
+  previousSecretExpiresAt?: string | undefined;
+};
+
+/**
+ * Describes the message registry.v1.Credential.
+ * Use `create(CredentialSchema)` to create a new message.
+ */
+export const CredentialSchema: GenMessage<Credential> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 24);
+
+/**
+ * A credential with its secret, returned once (create, issue, rotate).
+ *
+ * @generated from message registry.v1.IssuedCredential
+ */
+export type IssuedCredential = Message<"registry.v1.IssuedCredential"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: optional string redirect_pair_id = 3;
+   */
+  redirectPairId?: string | undefined;
+
+  /**
+   * @generated from field: string client_id = 4;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string client_secret = 5;
+   */
+  clientSecret: string;
+};
+
+/**
+ * Describes the message registry.v1.IssuedCredential.
+ * Use `create(IssuedCredentialSchema)` to create a new message.
+ */
+export const IssuedCredentialSchema: GenMessage<IssuedCredential> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 25);
+
+/**
+ * @generated from message registry.v1.EnvironmentRef
+ */
+export type EnvironmentRef = Message<"registry.v1.EnvironmentRef"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: string tier = 3;
+   */
+  tier: string;
+
+  /**
+   * @generated from field: bool active = 4;
+   */
+  active: boolean;
+};
+
+/**
+ * Describes the message registry.v1.EnvironmentRef.
+ * Use `create(EnvironmentRefSchema)` to create a new message.
+ */
+export const EnvironmentRefSchema: GenMessage<EnvironmentRef> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 26);
+
+/**
+ * @generated from message registry.v1.Platform
+ */
+export type Platform = Message<"registry.v1.Platform"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: bool active = 4;
+   */
+  active: boolean;
+
+  /**
+   * "active", "inactive" or "archived" (spec 3.4).
+   *
+   * @generated from field: string status = 5;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 requirement_version = 6;
+   */
+  requirementVersion: number;
+
+  /**
+   * @generated from field: bool central_onboarding_enabled = 7;
+   */
+  centralOnboardingEnabled: boolean;
+
+  /**
+   * @generated from field: optional string platform_onboarding_path = 8;
+   */
+  platformOnboardingPath?: string | undefined;
+
+  /**
+   * @generated from field: string default_onboarding_mode = 9;
+   */
+  defaultOnboardingMode: string;
+
+  /**
+   * @generated from field: bool credentials_configured = 10;
+   */
+  credentialsConfigured: boolean;
+
+  /**
+   * @generated from field: repeated registry.v1.Credential credentials = 11;
+   */
+  credentials: Credential[];
+
+  /**
+   * @generated from field: repeated registry.v1.RedirectPair redirect_pairs = 12;
+   */
+  redirectPairs: RedirectPair[];
+
+  /**
+   * @generated from field: registry.v1.EnvironmentRef identity_environment = 13;
+   */
+  identityEnvironment?: EnvironmentRef | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 14;
+   */
+  metadata?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string created_at = 15;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: string updated_at = 16;
+   */
+  updatedAt: string;
+};
+
+/**
+ * Describes the message registry.v1.Platform.
+ * Use `create(PlatformSchema)` to create a new message.
+ */
+export const PlatformSchema: GenMessage<Platform> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 27);
+
+/**
+ * @generated from message registry.v1.ListPlatformsRequest
+ */
+export type ListPlatformsRequest = Message<"registry.v1.ListPlatformsRequest"> & {
+  /**
+   * @generated from field: optional string identity_environment_key = 1;
+   */
+  identityEnvironmentKey?: string | undefined;
+
+  /**
+   * @generated from field: bool archived = 2;
+   */
+  archived: boolean;
+};
+
+/**
+ * Describes the message registry.v1.ListPlatformsRequest.
+ * Use `create(ListPlatformsRequestSchema)` to create a new message.
+ */
+export const ListPlatformsRequestSchema: GenMessage<ListPlatformsRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 28);
+
+/**
+ * @generated from message registry.v1.ListPlatformsResponse
+ */
+export type ListPlatformsResponse = Message<"registry.v1.ListPlatformsResponse"> & {
+  /**
+   * @generated from field: repeated registry.v1.Platform items = 1;
+   */
+  items: Platform[];
+};
+
+/**
+ * Describes the message registry.v1.ListPlatformsResponse.
+ * Use `create(ListPlatformsResponseSchema)` to create a new message.
+ */
+export const ListPlatformsResponseSchema: GenMessage<ListPlatformsResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 29);
+
+/**
+ * @generated from message registry.v1.GetPlatformRequest
+ */
+export type GetPlatformRequest = Message<"registry.v1.GetPlatformRequest"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message registry.v1.GetPlatformRequest.
+ * Use `create(GetPlatformRequestSchema)` to create a new message.
+ */
+export const GetPlatformRequestSchema: GenMessage<GetPlatformRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 30);
+
+/**
+ * @generated from message registry.v1.GetPlatformResponse
+ */
+export type GetPlatformResponse = Message<"registry.v1.GetPlatformResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+};
+
+/**
+ * Describes the message registry.v1.GetPlatformResponse.
+ * Use `create(GetPlatformResponseSchema)` to create a new message.
+ */
+export const GetPlatformResponseSchema: GenMessage<GetPlatformResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 31);
+
+/**
+ * @generated from message registry.v1.CreatePlatformRequest
+ */
+export type CreatePlatformRequest = Message<"registry.v1.CreatePlatformRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: optional string identity_environment_key = 4;
+   */
+  identityEnvironmentKey?: string | undefined;
+
+  /**
+   * @generated from field: repeated registry.v1.RedirectPairInput redirect_pairs = 5;
+   */
+  redirectPairs: RedirectPairInput[];
+
+  /**
+   * @generated from field: optional string default_onboarding_mode = 6;
+   */
+  defaultOnboardingMode?: string | undefined;
+
+  /**
+   * @generated from field: optional bool central_onboarding_enabled = 7;
+   */
+  centralOnboardingEnabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string platform_onboarding_path = 8;
+   */
+  platformOnboardingPath?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 9;
+   */
+  metadata?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message registry.v1.CreatePlatformRequest.
+ * Use `create(CreatePlatformRequestSchema)` to create a new message.
+ */
+export const CreatePlatformRequestSchema: GenMessage<CreatePlatformRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 32);
+
+/**
+ * @generated from message registry.v1.CreatePlatformResponse
+ */
+export type CreatePlatformResponse = Message<"registry.v1.CreatePlatformResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+
+  /**
+   * @generated from field: repeated registry.v1.IssuedCredential credentials = 2;
+   */
+  credentials: IssuedCredential[];
+};
+
+/**
+ * Describes the message registry.v1.CreatePlatformResponse.
+ * Use `create(CreatePlatformResponseSchema)` to create a new message.
+ */
+export const CreatePlatformResponseSchema: GenMessage<CreatePlatformResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 33);
+
+/**
+ * @generated from message registry.v1.UpdatePlatformRequest
+ */
+export type UpdatePlatformRequest = Message<"registry.v1.UpdatePlatformRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: optional string display_name = 3;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional string identity_environment_key = 4;
+   */
+  identityEnvironmentKey?: string | undefined;
+
+  /**
+   * True when the request carries redirect_pairs (which then replace the current ones).
+   *
+   * @generated from field: bool replace_redirect_pairs = 5;
+   */
+  replaceRedirectPairs: boolean;
+
+  /**
+   * @generated from field: repeated registry.v1.RedirectPairInput redirect_pairs = 6;
+   */
+  redirectPairs: RedirectPairInput[];
+
+  /**
+   * @generated from field: optional string default_onboarding_mode = 7;
+   */
+  defaultOnboardingMode?: string | undefined;
+
+  /**
+   * @generated from field: optional bool central_onboarding_enabled = 8;
+   */
+  centralOnboardingEnabled?: boolean | undefined;
+
+  /**
+   * @generated from field: registry.v1.NullableString platform_onboarding_path = 9;
+   */
+  platformOnboardingPath?: NullableString | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct metadata = 10;
+   */
+  metadata?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message registry.v1.UpdatePlatformRequest.
+ * Use `create(UpdatePlatformRequestSchema)` to create a new message.
+ */
+export const UpdatePlatformRequestSchema: GenMessage<UpdatePlatformRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 34);
+
+/**
+ * @generated from message registry.v1.UpdatePlatformResponse
+ */
+export type UpdatePlatformResponse = Message<"registry.v1.UpdatePlatformResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+
+  /**
+   * Keys issued for new callbacks, with their secrets, once.
+   *
+   * @generated from field: repeated registry.v1.IssuedCredential credentials = 2;
+   */
+  credentials: IssuedCredential[];
+};
+
+/**
+ * Describes the message registry.v1.UpdatePlatformResponse.
+ * Use `create(UpdatePlatformResponseSchema)` to create a new message.
+ */
+export const UpdatePlatformResponseSchema: GenMessage<UpdatePlatformResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 35);
+
+/**
+ * @generated from message registry.v1.DeactivatePlatformRequest
+ */
+export type DeactivatePlatformRequest = Message<"registry.v1.DeactivatePlatformRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message registry.v1.DeactivatePlatformRequest.
+ * Use `create(DeactivatePlatformRequestSchema)` to create a new message.
+ */
+export const DeactivatePlatformRequestSchema: GenMessage<DeactivatePlatformRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 36);
+
+/**
+ * @generated from message registry.v1.DeactivatePlatformResponse
+ */
+export type DeactivatePlatformResponse = Message<"registry.v1.DeactivatePlatformResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+};
+
+/**
+ * Describes the message registry.v1.DeactivatePlatformResponse.
+ * Use `create(DeactivatePlatformResponseSchema)` to create a new message.
+ */
+export const DeactivatePlatformResponseSchema: GenMessage<DeactivatePlatformResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 37);
+
+/**
+ * @generated from message registry.v1.ActivatePlatformRequest
+ */
+export type ActivatePlatformRequest = Message<"registry.v1.ActivatePlatformRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message registry.v1.ActivatePlatformRequest.
+ * Use `create(ActivatePlatformRequestSchema)` to create a new message.
+ */
+export const ActivatePlatformRequestSchema: GenMessage<ActivatePlatformRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 38);
+
+/**
+ * @generated from message registry.v1.ActivatePlatformResponse
+ */
+export type ActivatePlatformResponse = Message<"registry.v1.ActivatePlatformResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+};
+
+/**
+ * Describes the message registry.v1.ActivatePlatformResponse.
+ * Use `create(ActivatePlatformResponseSchema)` to create a new message.
+ */
+export const ActivatePlatformResponseSchema: GenMessage<ActivatePlatformResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 39);
+
+/**
+ * @generated from message registry.v1.ArchivePlatformRequest
+ */
+export type ArchivePlatformRequest = Message<"registry.v1.ArchivePlatformRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message registry.v1.ArchivePlatformRequest.
+ * Use `create(ArchivePlatformRequestSchema)` to create a new message.
+ */
+export const ArchivePlatformRequestSchema: GenMessage<ArchivePlatformRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 40);
+
+/**
+ * @generated from message registry.v1.ArchivePlatformResponse
+ */
+export type ArchivePlatformResponse = Message<"registry.v1.ArchivePlatformResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+};
+
+/**
+ * Describes the message registry.v1.ArchivePlatformResponse.
+ * Use `create(ArchivePlatformResponseSchema)` to create a new message.
+ */
+export const ArchivePlatformResponseSchema: GenMessage<ArchivePlatformResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 41);
+
+/**
+ * @generated from message registry.v1.RestorePlatformRequest
+ */
+export type RestorePlatformRequest = Message<"registry.v1.RestorePlatformRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message registry.v1.RestorePlatformRequest.
+ * Use `create(RestorePlatformRequestSchema)` to create a new message.
+ */
+export const RestorePlatformRequestSchema: GenMessage<RestorePlatformRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 42);
+
+/**
+ * @generated from message registry.v1.RestorePlatformResponse
+ */
+export type RestorePlatformResponse = Message<"registry.v1.RestorePlatformResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+};
+
+/**
+ * Describes the message registry.v1.RestorePlatformResponse.
+ * Use `create(RestorePlatformResponseSchema)` to create a new message.
+ */
+export const RestorePlatformResponseSchema: GenMessage<RestorePlatformResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 43);
+
+/**
+ * @generated from message registry.v1.CreatePlatformCredentialRequest
+ */
+export type CreatePlatformCredentialRequest = Message<"registry.v1.CreatePlatformCredentialRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: optional string redirect_pair_id = 4;
+   */
+  redirectPairId?: string | undefined;
+};
+
+/**
+ * Describes the message registry.v1.CreatePlatformCredentialRequest.
+ * Use `create(CreatePlatformCredentialRequestSchema)` to create a new message.
+ */
+export const CreatePlatformCredentialRequestSchema: GenMessage<CreatePlatformCredentialRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 44);
+
+/**
+ * @generated from message registry.v1.CreatePlatformCredentialResponse
+ */
+export type CreatePlatformCredentialResponse = Message<"registry.v1.CreatePlatformCredentialResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+
+  /**
+   * @generated from field: repeated registry.v1.IssuedCredential credentials = 2;
+   */
+  credentials: IssuedCredential[];
+};
+
+/**
+ * Describes the message registry.v1.CreatePlatformCredentialResponse.
+ * Use `create(CreatePlatformCredentialResponseSchema)` to create a new message.
+ */
+export const CreatePlatformCredentialResponseSchema: GenMessage<CreatePlatformCredentialResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 45);
+
+/**
+ * @generated from message registry.v1.RotatePlatformCredentialRequest
+ */
+export type RotatePlatformCredentialRequest = Message<"registry.v1.RotatePlatformCredentialRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string credential_id = 3;
+   */
+  credentialId: string;
+
+  /**
+   * @generated from field: bool revoke_previous_immediately = 4;
+   */
+  revokePreviousImmediately: boolean;
+
+  /**
+   * @generated from field: bool rotate_client_id = 5;
+   */
+  rotateClientId: boolean;
+};
+
+/**
+ * Describes the message registry.v1.RotatePlatformCredentialRequest.
+ * Use `create(RotatePlatformCredentialRequestSchema)` to create a new message.
+ */
+export const RotatePlatformCredentialRequestSchema: GenMessage<RotatePlatformCredentialRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 46);
+
+/**
+ * @generated from message registry.v1.RotatePlatformCredentialResponse
+ */
+export type RotatePlatformCredentialResponse = Message<"registry.v1.RotatePlatformCredentialResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+
+  /**
+   * @generated from field: repeated registry.v1.IssuedCredential credentials = 2;
+   */
+  credentials: IssuedCredential[];
+};
+
+/**
+ * Describes the message registry.v1.RotatePlatformCredentialResponse.
+ * Use `create(RotatePlatformCredentialResponseSchema)` to create a new message.
+ */
+export const RotatePlatformCredentialResponseSchema: GenMessage<RotatePlatformCredentialResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 47);
+
+/**
+ * @generated from message registry.v1.RevokePreviousPlatformCredentialSecretRequest
+ */
+export type RevokePreviousPlatformCredentialSecretRequest = Message<"registry.v1.RevokePreviousPlatformCredentialSecretRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string credential_id = 3;
+   */
+  credentialId: string;
+};
+
+/**
+ * Describes the message registry.v1.RevokePreviousPlatformCredentialSecretRequest.
+ * Use `create(RevokePreviousPlatformCredentialSecretRequestSchema)` to create a new message.
+ */
+export const RevokePreviousPlatformCredentialSecretRequestSchema: GenMessage<RevokePreviousPlatformCredentialSecretRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 48);
+
+/**
+ * @generated from message registry.v1.RevokePreviousPlatformCredentialSecretResponse
+ */
+export type RevokePreviousPlatformCredentialSecretResponse = Message<"registry.v1.RevokePreviousPlatformCredentialSecretResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+};
+
+/**
+ * Describes the message registry.v1.RevokePreviousPlatformCredentialSecretResponse.
+ * Use `create(RevokePreviousPlatformCredentialSecretResponseSchema)` to create a new message.
+ */
+export const RevokePreviousPlatformCredentialSecretResponseSchema: GenMessage<RevokePreviousPlatformCredentialSecretResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 49);
+
+/**
+ * @generated from message registry.v1.DeletePlatformCredentialRequest
+ */
+export type DeletePlatformCredentialRequest = Message<"registry.v1.DeletePlatformCredentialRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string credential_id = 3;
+   */
+  credentialId: string;
+};
+
+/**
+ * Describes the message registry.v1.DeletePlatformCredentialRequest.
+ * Use `create(DeletePlatformCredentialRequestSchema)` to create a new message.
+ */
+export const DeletePlatformCredentialRequestSchema: GenMessage<DeletePlatformCredentialRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 50);
+
+/**
+ * @generated from message registry.v1.DeletePlatformCredentialResponse
+ */
+export type DeletePlatformCredentialResponse = Message<"registry.v1.DeletePlatformCredentialResponse"> & {
+  /**
+   * @generated from field: registry.v1.Platform platform = 1;
+   */
+  platform?: Platform | undefined;
+};
+
+/**
+ * Describes the message registry.v1.DeletePlatformCredentialResponse.
+ * Use `create(DeletePlatformCredentialResponseSchema)` to create a new message.
+ */
+export const DeletePlatformCredentialResponseSchema: GenMessage<DeletePlatformCredentialResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 51);
+
+/**
+ * @generated from message registry.v1.VerifyPlatformCredentialRequest
+ */
+export type VerifyPlatformCredentialRequest = Message<"registry.v1.VerifyPlatformCredentialRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string client_secret = 2;
+   */
+  clientSecret: string;
+};
+
+/**
+ * Describes the message registry.v1.VerifyPlatformCredentialRequest.
+ * Use `create(VerifyPlatformCredentialRequestSchema)` to create a new message.
+ */
+export const VerifyPlatformCredentialRequestSchema: GenMessage<VerifyPlatformCredentialRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 52);
+
+/**
+ * @generated from message registry.v1.VerifyPlatformCredentialResponse
+ */
+export type VerifyPlatformCredentialResponse = Message<"registry.v1.VerifyPlatformCredentialResponse"> & {
+  /**
+   * @generated from field: string credential_id = 1;
+   */
+  credentialId: string;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string platform_id = 3;
+   */
+  platformId: string;
+
+  /**
+   * @generated from field: string platform_key = 4;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: bool platform_active = 5;
+   */
+  platformActive: boolean;
+
+  /**
+   * @generated from field: optional string redirect_pair_id = 6;
+   */
+  redirectPairId?: string | undefined;
+
+  /**
+   * The callback URL this key serves (bff keys): codes sent to it are the key's to redeem.
+   *
+   * @generated from field: optional string callback_url = 7;
+   */
+  callbackUrl?: string | undefined;
+};
+
+/**
+ * Describes the message registry.v1.VerifyPlatformCredentialResponse.
+ * Use `create(VerifyPlatformCredentialResponseSchema)` to create a new message.
+ */
+export const VerifyPlatformCredentialResponseSchema: GenMessage<VerifyPlatformCredentialResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 53);
+
+/**
+ * @generated from message registry.v1.AuditRecord
+ */
+export type AuditRecord = Message<"registry.v1.AuditRecord"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: registry.v1.Actor actor = 3;
+   */
+  actor?: Actor | undefined;
+
+  /**
+   * @generated from field: string target_type = 4;
+   */
+  targetType: string;
+
+  /**
+   * @generated from field: string target_id = 5;
+   */
+  targetId: string;
+
+  /**
+   * @generated from field: string target_key = 6;
+   */
+  targetKey: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct details = 7;
+   */
+  details?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string request_id = 8;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string created_at = 9;
+   */
+  createdAt: string;
+};
+
+/**
+ * Describes the message registry.v1.AuditRecord.
+ * Use `create(AuditRecordSchema)` to create a new message.
+ */
+export const AuditRecordSchema: GenMessage<AuditRecord> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 54);
+
+/**
+ * @generated from message registry.v1.ListAuditRecordsRequest
+ */
+export type ListAuditRecordsRequest = Message<"registry.v1.ListAuditRecordsRequest"> & {
+  /**
+   * @generated from field: optional string kind = 1;
+   */
+  kind?: string | undefined;
+
+  /**
+   * @generated from field: optional string target_key = 2;
+   */
+  targetKey?: string | undefined;
+
+  /**
+   * @generated from field: int32 page = 3;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message registry.v1.ListAuditRecordsRequest.
+ * Use `create(ListAuditRecordsRequestSchema)` to create a new message.
+ */
+export const ListAuditRecordsRequestSchema: GenMessage<ListAuditRecordsRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 55);
+
+/**
+ * @generated from message registry.v1.ListAuditRecordsResponse
+ */
+export type ListAuditRecordsResponse = Message<"registry.v1.ListAuditRecordsResponse"> & {
+  /**
+   * @generated from field: repeated registry.v1.AuditRecord items = 1;
+   */
+  items: AuditRecord[];
+
+  /**
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+
+  /**
+   * @generated from field: int32 page = 3;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message registry.v1.ListAuditRecordsResponse.
+ * Use `create(ListAuditRecordsResponseSchema)` to create a new message.
+ */
+export const ListAuditRecordsResponseSchema: GenMessage<ListAuditRecordsResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 56);
+
+/**
+ * @generated from message registry.v1.GetCorsOriginsRequest
+ */
+export type GetCorsOriginsRequest = Message<"registry.v1.GetCorsOriginsRequest"> & {
+};
+
+/**
+ * Describes the message registry.v1.GetCorsOriginsRequest.
+ * Use `create(GetCorsOriginsRequestSchema)` to create a new message.
+ */
+export const GetCorsOriginsRequestSchema: GenMessage<GetCorsOriginsRequest> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 57);
+
+/**
+ * @generated from message registry.v1.GetCorsOriginsResponse
+ */
+export type GetCorsOriginsResponse = Message<"registry.v1.GetCorsOriginsResponse"> & {
+  /**
+   * Issuer origins of active environments and return-URL origins of active platforms.
+   *
+   * @generated from field: repeated string origins = 1;
+   */
+  origins: string[];
+};
+
+/**
+ * Describes the message registry.v1.GetCorsOriginsResponse.
+ * Use `create(GetCorsOriginsResponseSchema)` to create a new message.
+ */
+export const GetCorsOriginsResponseSchema: GenMessage<GetCorsOriginsResponse> = /*@__PURE__*/
+  messageDesc(file_registry_v1_registry, 58);
+
+/**
+ * RegistryService owns identity environments, platforms, redirect pairs, platform
+ * credentials, returnTo matching and audit records (spec 2.1-2.4, 3.4, 3.5, 4.10, 4.11).
+ * Readiness is reported through the standard grpc.health.v1.Health service.
+ *
+ * Conventions: enum-like values are the spec's strings (tier "production", kind "bff");
+ * timestamps are ISO 8601 strings; a `NullableString` field that is present sets (value)
+ * or clears (no value) a property in an update, and leaves it unchanged when absent.
  *
  * @generated from service registry.v1.RegistryService
  */
 export const RegistryService: GenService<{
+  /**
+   * Identity environments (spec 4.11).
+   *
+   * @generated from rpc registry.v1.RegistryService.ListIdentityEnvironments
+   */
+  listIdentityEnvironments: {
+    methodKind: "unary";
+    input: typeof ListIdentityEnvironmentsRequestSchema;
+    output: typeof ListIdentityEnvironmentsResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.GetIdentityEnvironment
+   */
+  getIdentityEnvironment: {
+    methodKind: "unary";
+    input: typeof GetIdentityEnvironmentRequestSchema;
+    output: typeof GetIdentityEnvironmentResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.CreateIdentityEnvironment
+   */
+  createIdentityEnvironment: {
+    methodKind: "unary";
+    input: typeof CreateIdentityEnvironmentRequestSchema;
+    output: typeof CreateIdentityEnvironmentResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.UpdateIdentityEnvironment
+   */
+  updateIdentityEnvironment: {
+    methodKind: "unary";
+    input: typeof UpdateIdentityEnvironmentRequestSchema;
+    output: typeof UpdateIdentityEnvironmentResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.DeactivateIdentityEnvironment
+   */
+  deactivateIdentityEnvironment: {
+    methodKind: "unary";
+    input: typeof DeactivateIdentityEnvironmentRequestSchema;
+    output: typeof DeactivateIdentityEnvironmentResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.ActivateIdentityEnvironment
+   */
+  activateIdentityEnvironment: {
+    methodKind: "unary";
+    input: typeof ActivateIdentityEnvironmentRequestSchema;
+    output: typeof ActivateIdentityEnvironmentResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.ValidateIdentityEnvironment
+   */
+  validateIdentityEnvironment: {
+    methodKind: "unary";
+    input: typeof ValidateIdentityEnvironmentRequestSchema;
+    output: typeof ValidateIdentityEnvironmentResponseSchema;
+  },
+  /**
+   * Which active environment a token issuer belongs to (Bearer authentication, spec 5).
+   *
+   * @generated from rpc registry.v1.RegistryService.ResolveIssuer
+   */
+  resolveIssuer: {
+    methodKind: "unary";
+    input: typeof ResolveIssuerRequestSchema;
+    output: typeof ResolveIssuerResponseSchema;
+  },
+  /**
+   * Platforms (spec 4.10).
+   *
+   * @generated from rpc registry.v1.RegistryService.ListPlatforms
+   */
+  listPlatforms: {
+    methodKind: "unary";
+    input: typeof ListPlatformsRequestSchema;
+    output: typeof ListPlatformsResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.GetPlatform
+   */
+  getPlatform: {
+    methodKind: "unary";
+    input: typeof GetPlatformRequestSchema;
+    output: typeof GetPlatformResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.CreatePlatform
+   */
+  createPlatform: {
+    methodKind: "unary";
+    input: typeof CreatePlatformRequestSchema;
+    output: typeof CreatePlatformResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.UpdatePlatform
+   */
+  updatePlatform: {
+    methodKind: "unary";
+    input: typeof UpdatePlatformRequestSchema;
+    output: typeof UpdatePlatformResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.DeactivatePlatform
+   */
+  deactivatePlatform: {
+    methodKind: "unary";
+    input: typeof DeactivatePlatformRequestSchema;
+    output: typeof DeactivatePlatformResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.ActivatePlatform
+   */
+  activatePlatform: {
+    methodKind: "unary";
+    input: typeof ActivatePlatformRequestSchema;
+    output: typeof ActivatePlatformResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.ArchivePlatform
+   */
+  archivePlatform: {
+    methodKind: "unary";
+    input: typeof ArchivePlatformRequestSchema;
+    output: typeof ArchivePlatformResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.RestorePlatform
+   */
+  restorePlatform: {
+    methodKind: "unary";
+    input: typeof RestorePlatformRequestSchema;
+    output: typeof RestorePlatformResponseSchema;
+  },
+  /**
+   * Platform credentials (spec 2.3, 4.10).
+   *
+   * @generated from rpc registry.v1.RegistryService.CreatePlatformCredential
+   */
+  createPlatformCredential: {
+    methodKind: "unary";
+    input: typeof CreatePlatformCredentialRequestSchema;
+    output: typeof CreatePlatformCredentialResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.RotatePlatformCredential
+   */
+  rotatePlatformCredential: {
+    methodKind: "unary";
+    input: typeof RotatePlatformCredentialRequestSchema;
+    output: typeof RotatePlatformCredentialResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.RevokePreviousPlatformCredentialSecret
+   */
+  revokePreviousPlatformCredentialSecret: {
+    methodKind: "unary";
+    input: typeof RevokePreviousPlatformCredentialSecretRequestSchema;
+    output: typeof RevokePreviousPlatformCredentialSecretResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.DeletePlatformCredential
+   */
+  deletePlatformCredential: {
+    methodKind: "unary";
+    input: typeof DeletePlatformCredentialRequestSchema;
+    output: typeof DeletePlatformCredentialResponseSchema;
+  },
+  /**
+   * Basic credentials of a platform backend (exchange, introspect): one indexed lookup and
+   * one SHA-256. Unknown or wrong: UNAUTHORIZED.
+   *
+   * @generated from rpc registry.v1.RegistryService.VerifyPlatformCredential
+   */
+  verifyPlatformCredential: {
+    methodKind: "unary";
+    input: typeof VerifyPlatformCredentialRequestSchema;
+    output: typeof VerifyPlatformCredentialResponseSchema;
+  },
+  /**
+   * Audit records and the CORS allowlist.
+   *
+   * @generated from rpc registry.v1.RegistryService.ListAuditRecords
+   */
+  listAuditRecords: {
+    methodKind: "unary";
+    input: typeof ListAuditRecordsRequestSchema;
+    output: typeof ListAuditRecordsResponseSchema;
+  },
+  /**
+   * @generated from rpc registry.v1.RegistryService.GetCorsOrigins
+   */
+  getCorsOrigins: {
+    methodKind: "unary";
+    input: typeof GetCorsOriginsRequestSchema;
+    output: typeof GetCorsOriginsResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_registry_v1_registry, 0);
 

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import type { JsonObject } from '@bufbuild/protobuf';
+import type { Knex } from 'knex';
+import { toCount } from '@gateway/db';
+
+/** Who made a change (spec 2.15: audit record shape is the gateway's choice). */
+export type AuditActor = {
+  kind: 'machine' | 'user' | 'system';
+  subject: string;
+  clientId: string;
+  environmentKey: string;
+  email: string;
+};
+
+export type AuditKind =
+  | 'user_role.bootstrapped'
+  | 'identity_environment.created'
+  | 'identity_environment.updated'
+  | 'identity_environment.deactivated'
+  | 'identity_environment.activated'
+  | 'platform.created'
+  | 'platform.updated'
+  | 'platform.environment_changed'
+  | 'platform.deactivated'
+  | 'platform.activated'
+  | 'platform.archived'
+  | 'platform.restored'
+  | 'platform.credential_created'
+  | 'platform.credential_rotated'
+  | 'platform.credential_previous_secret_revoked'
+  | 'platform.credential_revoked';
+
+export type AuditEntry = {
+  kind: AuditKind;
+  actor: AuditActor;
+  requestId: string;
+  target: { type: 'platform' | 'identity_environment' | 'user'; id: string; key: string };
+  details?: JsonObject;
+};
+
+export type AuditRecordRow = {
+  id: string;
+  kind: string;
+  actor: AuditActor;
+  target_type: string;
+  target_id: string;
+  target_key: string;
+  details: JsonObject;
+  request_id: string;
+  created_at: Date;
+};
+
+const table = 'registry.audit_records';
+
+/**
+ * Appends an audit record. Always called with the transaction of the change it records,
+ * so a change and its record commit or roll back together. Records are never updated.
+ * Details hold identifiers and outcomes only, never secrets.
+ */
+export async function appendAuditRecord(trx: Knex.Transaction, entry: AuditEntry): Promise<void> {
+  await trx(table).insert({
+    id: randomUUID(),
+    kind: entry.kind,
+    actor: JSON.stringify(entry.actor),
+    target_type: entry.target.type,
+    target_id: entry.target.id,
+    target_key: entry.target.key,
+    details: JSON.stringify(entry.details ?? {}),
+    request_id: entry.requestId,
+    created_at: new Date(),
+  });
+}
+
+export async function listAuditRecords(
+  knex: Knex,
+  query: { kind?: string; targetKey?: string; page: number; pageSize: number },
+): Promise<{ items: AuditRecordRow[]; total: number }> {
+  const filtered = () => {
+    const builder = knex(table);
+    if (query.kind !== undefined) builder.where('kind', query.kind);
+    if (query.targetKey !== undefined) builder.where('target_key', query.targetKey);
+    return builder;
+  };
+  const [countRow] = await filtered().count({ count: '*' });
+  const items = (await filtered()
+    .select('*')
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(query.pageSize)
+    .offset((query.page - 1) * query.pageSize)) as AuditRecordRow[];
+  return { items, total: toCount(countRow?.count) };
+}
