@@ -1,15 +1,22 @@
 import express, { type Express } from 'express';
 import type { GatewayConfig } from '@gateway/config';
+import { createAccessTokenVerifier, createDiscoveryCache, createJwksCache } from '@gateway/oidc';
 import {
   createHttpTracingMiddleware,
   createRequestIdMiddleware,
   createRequestLoggingMiddleware,
   type Logger,
 } from '@gateway/telemetry';
+import { createAuthentication } from './auth/authentication.js';
+import { createIssuerResolver } from './auth/issuer-resolver.js';
+import { createCors } from './http/cors.js';
 import { createErrorHandler, createUnmatchedRouteHandler } from './http/error-handler.js';
 import { OperationCatalog } from './http/operation-catalog.js';
+import { registerAuditRoutes } from './routes/audit-routes.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
+import { registerIdentityEnvironmentRoutes } from './routes/identity-environment-routes.js';
+import { registerPlatformRoutes } from './routes/platform-routes.js';
 import type { EdgeClients } from './service-clients.js';
 
 export type EdgeAppOptions = {
@@ -31,10 +38,39 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   app.use(createHttpTracingMiddleware());
   app.use(createRequestLoggingMiddleware(logger));
 
+  // Spec 5: a Bearer token's issuer selects its identity environment through the registry;
+  // discovery and JWKS of each issuer are fetched once and cached.
+  const issuers = createIssuerResolver(clients.registry);
+  const verifier = createAccessTokenVerifier({
+    audience: config.accessTokenAudience,
+    resolveIssuer: (issuer) => issuers.resolve(issuer),
+    discovery: createDiscoveryCache({ timeoutMs: config.serviceCallTimeoutMs }),
+    jwks: createJwksCache({ timeoutMs: config.serviceCallTimeoutMs }),
+  });
+  const authentication = createAuthentication({ verifier });
+  const cors = createCors({
+    corsOrigins: config.corsOrigins,
+    identityIssuer: config.identityIssuer,
+    registry: clients.registry,
+    logger,
+  });
+  // A change made through this instance is visible to its next request: the CORS allowlist
+  // and issuer resolutions are read again (other instances catch up within their TTL).
+  const onRegistryChanged = () => {
+    cors.invalidate();
+    issuers.invalidate();
+  };
+
   const catalog = new OperationCatalog();
   const router = express.Router();
   registerHealthRoutes(router, catalog, clients, { probeTimeoutMs: config.databaseTimeoutMs });
   registerDocsRoutes(router, catalog, { baseUrl: config.baseUrl });
+  const registryRoutes = { clients, authentication, onRegistryChanged };
+  registerPlatformRoutes(router, catalog, registryRoutes);
+  registerIdentityEnvironmentRoutes(router, catalog, registryRoutes);
+  registerAuditRoutes(router, catalog, registryRoutes);
+  // Credentialed CORS for browser calls to the API (spec 2.15, 5); health and docs need none.
+  app.use('/v1', cors.middleware);
   app.use(router);
 
   app.use(createUnmatchedRouteHandler(catalog));

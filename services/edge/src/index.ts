@@ -6,3 +6,4 @@ export {
   type EdgeServiceTargets,
   type InternalServiceName,
 } from './service-clients.js';
+export type { Permission, Principal } from './auth/principal.js';

@@ -1,5 +1,5 @@
 import { createClient, type Client } from '@connectrpc/connect';
-import { Health } from '@gateway/contracts';
+import { Health, RegistryService } from '@gateway/contracts';
 import { createServiceTransport, type ServiceTarget } from '@gateway/rpc';
 
 /** Where the edge finds each internal service (in process, or over HTTP/2 in split mode). */
@@ -14,6 +14,7 @@ export type InternalServiceName = keyof EdgeServiceTargets;
 /** The Connect clients the edge's routes call. Later issues add each service's own client. */
 export type EdgeClients = {
   health: Record<InternalServiceName, Client<typeof Health>>;
+  registry: Client<typeof RegistryService>;
 };
 
 export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number): EdgeClients {
@@ -28,5 +29,6 @@ export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number
       authFlow: createClient(Health, transports.authFlow),
       onboarding: createClient(Health, transports.onboarding),
     },
+    registry: createClient(RegistryService, transports.registry),
   };
 }

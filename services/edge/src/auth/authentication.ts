@@ -1,0 +1,110 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { RequestContextSchema } from '@gateway/contracts';
+import { GatewayError } from '@gateway/errors';
+import type { AccessTokenVerifier } from '@gateway/oidc';
+import { getRequestId } from '@gateway/telemetry';
+import { principalOf, type Permission, type Principal } from './principal.js';
+
+export type Authentication = {
+  /**
+   * The caller of this request, or undefined when it brings no credentials. Invalid
+   * credentials throw 401 UNAUTHORIZED; an unreachable identity service 503.
+   */
+  authenticate(req: Request): Promise<Principal | undefined>;
+  /**
+   * Middleware for admin routes: 401 without valid credentials, 403 without `permission`.
+   * On success the caller is in `res.locals.principal` (read it with `getPrincipal`).
+   */
+  requirePermission(permission: Permission): RequestHandler;
+};
+
+const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
+
+/**
+ * The token of an `Authorization: Bearer` header. Undefined when there is none, or when
+ * the header uses another scheme (Basic is a platform credential, not an admin one).
+ */
+function bearerTokenOf(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined || !/^Bearer(?:[ \t]|$)/i.test(header)) return undefined;
+  const match = BEARER.exec(header);
+  if (match?.[1] === undefined) {
+    throw new GatewayError('UNAUTHORIZED', 'The Bearer token is malformed.');
+  }
+  return match[1];
+}
+
+/**
+ * Bearer authentication of users and machines (spec 5). The token's issuer selects the
+ * identity environment through the registry; `verifier` checks signature, audience and
+ * token kind, and rejects ID tokens.
+ *
+ * Cookie sessions (`svc_auth_session`, gatewayCookieAuth) arrive with the login-flow issue;
+ * until then a request that carries only the cookie is unauthenticated (401).
+ */
+export function createAuthentication(options: { verifier: AccessTokenVerifier }): Authentication {
+  const { verifier } = options;
+
+  async function authenticate(req: Request): Promise<Principal | undefined> {
+    const token = bearerTokenOf(req);
+    if (token === undefined) return undefined;
+    return principalOf(await verifier.verify(token));
+  }
+
+  function requirePermission(permission: Permission): RequestHandler {
+    return async function authorizeCaller(req, res, next) {
+      try {
+        let principal: Principal | undefined;
+        try {
+          principal = await authenticate(req);
+        } catch (error) {
+          if (error instanceof GatewayError && error.code === 'UNAUTHORIZED') {
+            // RFC 6750 section 3: an invalid token names the error.
+            res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"');
+          }
+          throw error;
+        }
+        if (principal === undefined) {
+          res.setHeader('WWW-Authenticate', 'Bearer');
+          throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
+        }
+        res.locals.principal = principal;
+        if (!principal.permissions.includes(permission)) {
+          throw new GatewayError('FORBIDDEN', `The caller lacks the ${permission} permission.`, {
+            details: { permission },
+          });
+        }
+        next();
+      } catch (error) {
+        next(error);
+      }
+    };
+  }
+
+  return { authenticate, requirePermission };
+}
+
+/** The caller established by `requirePermission` for this request. */
+export function getPrincipal(res: Response): Principal {
+  const principal: unknown = res.locals.principal;
+  if (typeof principal !== 'object' || principal === null) {
+    throw new Error('No principal: the route is not behind requirePermission');
+  }
+  return principal as Principal;
+}
+
+/** The registry's audit context of this request: who asked, under which request id. */
+export function requestContextOf(res: Response): MessageInitShape<typeof RequestContextSchema> {
+  const principal = getPrincipal(res);
+  return {
+    actor: {
+      kind: principal.kind,
+      subject: principal.subject ?? '',
+      clientId: principal.clientId ?? '',
+      environmentKey: principal.environmentKey,
+      email: principal.email ?? '',
+    },
+    requestId: getRequestId(res) ?? '',
+  };
+}

@@ -1,0 +1,37 @@
+import { loadConfig } from '@gateway/config';
+import { createServiceInterceptors, type ServiceTarget } from '@gateway/rpc';
+import { createLogger } from '@gateway/telemetry';
+import { createEdgeApp } from '../edge-app.js';
+import { listen } from '../listen.js';
+import { createEdgeClients } from '../service-clients.js';
+import { createFakeRegistry, type FakeRegistry } from './fake-registry.js';
+
+export type TestEdge = {
+  url: string;
+  registry: FakeRegistry;
+  close(): Promise<void>;
+};
+
+/**
+ * The real edge app on a free port, its registry client wired through Connect's router
+ * transport (with the services' interceptors) to the fake registry.
+ */
+export async function startTestEdge(env: {
+  IDENTITY_ISSUER: string;
+  CORS_ORIGINS?: string;
+}): Promise<TestEdge> {
+  const registry = createFakeRegistry();
+  const logger = createLogger({ service: 'test', level: 'silent' });
+  const config = loadConfig({ LOG_LEVEL: 'silent', SERVICE_CALL_TIMEOUT_MS: '3000', ...env });
+  const target: ServiceTarget = {
+    kind: 'in-process',
+    routes: registry.routes,
+    serverInterceptors: createServiceInterceptors(logger),
+  };
+  const clients = createEdgeClients(
+    { registry: target, authFlow: target, onboarding: target },
+    config.serviceCallTimeoutMs,
+  );
+  const server = await listen(createEdgeApp({ config, logger, clients }), 0, '127.0.0.1');
+  return { url: `http://127.0.0.1:${server.port}`, registry, close: () => server.close() };
+}
