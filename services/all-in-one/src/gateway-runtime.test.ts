@@ -155,7 +155,33 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
     )
       .flatMap((methods) => Object.values(methods).map((operation) => operation.operationId))
       .sort();
-    expect(operationIds).toEqual(['getLiveness', 'getReadiness']);
+    // Spec 4.10, 4.11 and 4.14, plus the audit log.
+    expect(operationIds).toEqual(
+      [
+        'activateIdentityEnvironment',
+        'activatePlatform',
+        'archivePlatform',
+        'createIdentityEnvironment',
+        'createPlatform',
+        'createPlatformCredential',
+        'deactivateIdentityEnvironment',
+        'deactivatePlatform',
+        'deletePlatformCredential',
+        'getIdentityEnvironment',
+        'getLiveness',
+        'getPlatform',
+        'getReadiness',
+        'listAuditRecords',
+        'listIdentityEnvironments',
+        'listPlatforms',
+        'restorePlatform',
+        'revokePreviousPlatformCredentialSecret',
+        'rotatePlatformCredential',
+        'updateIdentityEnvironment',
+        'updatePlatform',
+        'validateIdentityEnvironment',
+      ].sort(),
+    );
   });
 
   it('serves the interactive API explorer at /docs', async () => {
