@@ -11,6 +11,7 @@ export function registryDepsFromConfig(config: GatewayConfig, db: Database): Reg
       issuer: config.identityIssuer,
       oidcClientId: config.identityOidcClientId,
       oidcClientSecretConfigured: config.identityOidcClientSecret !== undefined,
+      oidcClientSecret: config.identityOidcClientSecret,
       postLogoutRedirectUri: config.identityPostLogoutRedirectUri,
       tier: config.identityDeploymentTier,
     },

@@ -8,6 +8,8 @@ export type DeploymentEnvironmentConfig = {
   issuer: string;
   oidcClientId: string | undefined;
   oidcClientSecretConfigured: boolean;
+  /** IDENTITY_OIDC_CLIENT_SECRET, handed only to the auth-flow service (GetEnvironmentClient). */
+  oidcClientSecret: string | undefined;
   postLogoutRedirectUri: string | undefined;
   tier: IdentityTier;
 };

@@ -31,6 +31,7 @@ import {
   updatePlatform,
   type OnboardingMode,
 } from './platforms.js';
+import { environmentClient, prepareLogin, resolveReturnTo } from './login-preparation.js';
 import type { IdentityTier, RegistryDeps } from './registry-deps.js';
 import {
   auditRecordMessage,
@@ -298,6 +299,46 @@ export function createRegistryServiceImpl(
         pageSize,
       });
       return { items: items.map(auditRecordMessage), total, page, pageSize };
+    },
+    async prepareLogin(request) {
+      const prepared = await prepareLogin(deps, {
+        platformKey: request.platformKey,
+        returnTo: request.returnTo,
+        onboardingMode: request.onboardingMode,
+      });
+      return {
+        platformId: prepared.view.platform.id,
+        platformKey: prepared.view.platform.platform_key,
+        displayName: prepared.view.platform.display_name,
+        onboardingMode: prepared.onboardingMode,
+        centralOnboardingEnabled: prepared.view.platform.central_onboarding_enabled,
+        redirectPairId: prepared.pair.id,
+        callbackUrl: prepared.pair.callbackUrl,
+        returnTo: prepared.returnTo,
+        environmentKey: prepared.view.environment.environment_key,
+      };
+    },
+    async resolveReturnTo(request) {
+      const resolved = await resolveReturnTo(deps, {
+        platformKey: request.platformKey,
+        returnTo: request.returnTo,
+      });
+      return { returnTo: resolved.returnTo, redirectPairId: resolved.pairId };
+    },
+    async getEnvironmentClient(request) {
+      const client = await environmentClient(deps, request.environmentKey);
+      return {
+        environmentKey: client.environment.environment_key,
+        issuer: client.environment.issuer,
+        tier: client.environment.tier,
+        active: client.environment.active,
+        deployment: client.environment.source === 'deployment',
+        clientId: client.clientId,
+        clientSecret: client.clientSecret,
+        ...(client.environment.post_logout_redirect_uri === null
+          ? {}
+          : { postLogoutRedirectUri: client.environment.post_logout_redirect_uri }),
+      };
     },
     async getCorsOrigins() {
       const environments = await listEnvironments(deps);

@@ -2,23 +2,645 @@
 // @generated from file authflow/v1/authflow.proto (package authflow.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file authflow/v1/authflow.proto.
  */
 export const file_authflow_v1_authflow: GenFile = /*@__PURE__*/
-  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEyEQoPQXV0aEZsb3dTZXJ2aWNlYgZwcm90bzM");
+  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEihgEKEVN0YXJ0TG9naW5SZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglyZXR1cm5fdG8YAiABKAkSHAoPb25ib2FyZGluZ19tb2RlGAMgASgJSACIAQESFgoOZGVmYXVsdF9zY3JlZW4YBCABKAlCEgoQX29uYm9hcmRpbmdfbW9kZSJDChJTdGFydExvZ2luUmVzcG9uc2USFQoNYXV0aG9yaXplX3VybBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCSIzChRDb21wbGV0ZUxvZ2luUmVxdWVzdBIMCgRjb2RlGAEgASgJEg0KBXN0YXRlGAIgASgJImAKFUNvbXBsZXRlTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCRIaChJzZXNzaW9uX2V4cGlyZXNfYXQYAyABKAkiQwoSUmVzdW1lTG9naW5SZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhUKDXNlc3Npb25fdG9rZW4YAiABKAkiKwoTUmVzdW1lTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkiUgoWRXhjaGFuZ2VIYW5kb2ZmUmVxdWVzdBIMCgRjb2RlGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCRIUCgxjYWxsYmFja191cmwYAyABKAkiSAoPRXhjaGFuZ2VTZXNzaW9uEgoKAmlkGAEgASgJEhIKCmV4cGlyZXNfYXQYAiABKAkSFQoNZ2F0ZXdheV90b2tlbhgDIAEoCSJZCgxFeGNoYW5nZVVzZXISCgoCaWQYASABKAkSCwoDc3ViGAIgASgJEg4KBmlzc3VlchgDIAEoCRIUCgdwaWN0dXJlGAQgASgJSACIAQFCCgoIX3BpY3R1cmUiMAoTRXhjaGFuZ2VFbnZpcm9ubWVudBILCgNrZXkYASABKAkSDAoEdGllchgCIAEoCSJ5ChJFeGNoYW5nZU9uYm9hcmRpbmcSDgoGc3RhdHVzGAEgASgJEhsKE3JlcXVpcmVtZW50X3ZlcnNpb24YAiABKAUSFgoObWlzc2luZ19maWVsZHMYAyADKAkSHgoWY2FuX2NvbXBsZXRlX2NlbnRyYWxseRgEIAEoCCI5Cg9FeGNoYW5nZVByb2ZpbGUSDgoGc3RhdHVzGAEgASgJEhYKDm1pc3NpbmdfZmllbGRzGAIgAygJIsoCChdFeGNoYW5nZUhhbmRvZmZSZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuYXV0aGZsb3cudjEuRXhjaGFuZ2VTZXNzaW9uEicKBHVzZXIYAiABKAsyGS5hdXRoZmxvdy52MS5FeGNoYW5nZVVzZXISFAoMcGxhdGZvcm1fa2V5GAMgASgJEjUKC2Vudmlyb25tZW50GAQgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBIzCgpvbmJvYXJkaW5nGAUgASgLMh8uYXV0aGZsb3cudjEuRXhjaGFuZ2VPbmJvYXJkaW5nEi0KB3Byb2ZpbGUYBiABKAsyHC5hdXRoZmxvdy52MS5FeGNoYW5nZVByb2ZpbGUSEwoLcGVybWlzc2lvbnMYByADKAkSEQoJcmV0dXJuX3RvGAggASgJIj8KGEludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkidgoQSW50cm9zcGVjdGVkVXNlchIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRINCgVlbWFpbBgEIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgFIAEoCBIOCgZzdGF0dXMYBiABKAkizQEKGUludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEhIKCnNlc3Npb25faWQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoCRIUCgxwbGF0Zm9ybV9rZXkYBCABKAkSKwoEdXNlchgFIAEoCzIdLmF1dGhmbG93LnYxLkludHJvc3BlY3RlZFVzZXISNQoLZW52aXJvbm1lbnQYBiABKAsyIC5hdXRoZmxvdy52MS5FeGNoYW5nZUVudmlyb25tZW50ImMKDUxvZ291dFJlcXVlc3QSGgoNc2Vzc2lvbl90b2tlbhgBIAEoCUgAiAEBEhYKCXJldHVybl90bxgCIAEoCUgBiAEBQhAKDl9zZXNzaW9uX3Rva2VuQgwKCl9yZXR1cm5fdG8iOAoOTG9nb3V0UmVzcG9uc2USFwoKbG9nb3V0X3VybBgBIAEoCUgAiAEBQg0KC19sb2dvdXRfdXJsIiYKFUNvbXBsZXRlTG9nb3V0UmVxdWVzdBINCgVzdGF0ZRgBIAEoCSIuChZDb21wbGV0ZUxvZ291dFJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCTLqBAoPQXV0aEZsb3dTZXJ2aWNlEk0KClN0YXJ0TG9naW4SHi5hdXRoZmxvdy52MS5TdGFydExvZ2luUmVxdWVzdBofLmF1dGhmbG93LnYxLlN0YXJ0TG9naW5SZXNwb25zZRJWCg1Db21wbGV0ZUxvZ2luEiEuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dpblJlcXVlc3QaIi5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ2luUmVzcG9uc2USUAoLUmVzdW1lTG9naW4SHy5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlcXVlc3QaIC5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlc3BvbnNlElwKD0V4Y2hhbmdlSGFuZG9mZhIjLmF1dGhmbG93LnYxLkV4Y2hhbmdlSGFuZG9mZlJlcXVlc3QaJC5hdXRoZmxvdy52MS5FeGNoYW5nZUhhbmRvZmZSZXNwb25zZRJiChFJbnRyb3NwZWN0U2Vzc2lvbhIlLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBomLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USQQoGTG9nb3V0EhouYXV0aGZsb3cudjEuTG9nb3V0UmVxdWVzdBobLmF1dGhmbG93LnYxLkxvZ291dFJlc3BvbnNlElkKDkNvbXBsZXRlTG9nb3V0EiIuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXF1ZXN0GiMuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXNwb25zZWIGcHJvdG8z");
 
 /**
- * AuthFlowService owns the login transaction, handoff codes, gateway sessions, local users and roles.
- * Readiness is reported through the standard grpc.health.v1.Health service that every
- * internal service also serves. RPCs are added by the issues that build each feature.
+ * @generated from message authflow.v1.StartLoginRequest
+ */
+export type StartLoginRequest = Message<"authflow.v1.StartLoginRequest"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string return_to = 2;
+   */
+  returnTo: string;
+
+  /**
+   * @generated from field: optional string onboarding_mode = 3;
+   */
+  onboardingMode?: string | undefined;
+
+  /**
+   * "in" or "up".
+   *
+   * @generated from field: string default_screen = 4;
+   */
+  defaultScreen: string;
+};
+
+/**
+ * Describes the message authflow.v1.StartLoginRequest.
+ * Use `create(StartLoginRequestSchema)` to create a new message.
+ */
+export const StartLoginRequestSchema: GenMessage<StartLoginRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 0);
+
+/**
+ * @generated from message authflow.v1.StartLoginResponse
+ */
+export type StartLoginResponse = Message<"authflow.v1.StartLoginResponse"> & {
+  /**
+   * @generated from field: string authorize_url = 1;
+   */
+  authorizeUrl: string;
+
+  /**
+   * @generated from field: string transaction_id = 2;
+   */
+  transactionId: string;
+};
+
+/**
+ * Describes the message authflow.v1.StartLoginResponse.
+ * Use `create(StartLoginResponseSchema)` to create a new message.
+ */
+export const StartLoginResponseSchema: GenMessage<StartLoginResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 1);
+
+/**
+ * @generated from message authflow.v1.CompleteLoginRequest
+ */
+export type CompleteLoginRequest = Message<"authflow.v1.CompleteLoginRequest"> & {
+  /**
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string state = 2;
+   */
+  state: string;
+};
+
+/**
+ * Describes the message authflow.v1.CompleteLoginRequest.
+ * Use `create(CompleteLoginRequestSchema)` to create a new message.
+ */
+export const CompleteLoginRequestSchema: GenMessage<CompleteLoginRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 2);
+
+/**
+ * @generated from message authflow.v1.CompleteLoginResponse
+ */
+export type CompleteLoginResponse = Message<"authflow.v1.CompleteLoginResponse"> & {
+  /**
+   * Where the browser goes: the platform callback with a handoff code, or an onboarding page.
+   *
+   * @generated from field: string redirect_url = 1;
+   */
+  redirectUrl: string;
+
+  /**
+   * The new gateway session, to be set as the svc_auth_session cookie.
+   *
+   * @generated from field: string session_token = 2;
+   */
+  sessionToken: string;
+
+  /**
+   * @generated from field: string session_expires_at = 3;
+   */
+  sessionExpiresAt: string;
+};
+
+/**
+ * Describes the message authflow.v1.CompleteLoginResponse.
+ * Use `create(CompleteLoginResponseSchema)` to create a new message.
+ */
+export const CompleteLoginResponseSchema: GenMessage<CompleteLoginResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 3);
+
+/**
+ * @generated from message authflow.v1.ResumeLoginRequest
+ */
+export type ResumeLoginRequest = Message<"authflow.v1.ResumeLoginRequest"> & {
+  /**
+   * @generated from field: string transaction_id = 1;
+   */
+  transactionId: string;
+
+  /**
+   * @generated from field: string session_token = 2;
+   */
+  sessionToken: string;
+};
+
+/**
+ * Describes the message authflow.v1.ResumeLoginRequest.
+ * Use `create(ResumeLoginRequestSchema)` to create a new message.
+ */
+export const ResumeLoginRequestSchema: GenMessage<ResumeLoginRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 4);
+
+/**
+ * @generated from message authflow.v1.ResumeLoginResponse
+ */
+export type ResumeLoginResponse = Message<"authflow.v1.ResumeLoginResponse"> & {
+  /**
+   * @generated from field: string redirect_url = 1;
+   */
+  redirectUrl: string;
+};
+
+/**
+ * Describes the message authflow.v1.ResumeLoginResponse.
+ * Use `create(ResumeLoginResponseSchema)` to create a new message.
+ */
+export const ResumeLoginResponseSchema: GenMessage<ResumeLoginResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 5);
+
+/**
+ * @generated from message authflow.v1.ExchangeHandoffRequest
+ */
+export type ExchangeHandoffRequest = Message<"authflow.v1.ExchangeHandoffRequest"> & {
+  /**
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * From the verified Basic credentials: the platform and the callback its key serves.
+   *
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string callback_url = 3;
+   */
+  callbackUrl: string;
+};
+
+/**
+ * Describes the message authflow.v1.ExchangeHandoffRequest.
+ * Use `create(ExchangeHandoffRequestSchema)` to create a new message.
+ */
+export const ExchangeHandoffRequestSchema: GenMessage<ExchangeHandoffRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 6);
+
+/**
+ * @generated from message authflow.v1.ExchangeSession
+ */
+export type ExchangeSession = Message<"authflow.v1.ExchangeSession"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string expires_at = 2;
+   */
+  expiresAt: string;
+
+  /**
+   * @generated from field: string gateway_token = 3;
+   */
+  gatewayToken: string;
+};
+
+/**
+ * Describes the message authflow.v1.ExchangeSession.
+ * Use `create(ExchangeSessionSchema)` to create a new message.
+ */
+export const ExchangeSessionSchema: GenMessage<ExchangeSession> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 7);
+
+/**
+ * @generated from message authflow.v1.ExchangeUser
+ */
+export type ExchangeUser = Message<"authflow.v1.ExchangeUser"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string sub = 2;
+   */
+  sub: string;
+
+  /**
+   * @generated from field: string issuer = 3;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: optional string picture = 4;
+   */
+  picture?: string | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.ExchangeUser.
+ * Use `create(ExchangeUserSchema)` to create a new message.
+ */
+export const ExchangeUserSchema: GenMessage<ExchangeUser> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 8);
+
+/**
+ * @generated from message authflow.v1.ExchangeEnvironment
+ */
+export type ExchangeEnvironment = Message<"authflow.v1.ExchangeEnvironment"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: string tier = 2;
+   */
+  tier: string;
+};
+
+/**
+ * Describes the message authflow.v1.ExchangeEnvironment.
+ * Use `create(ExchangeEnvironmentSchema)` to create a new message.
+ */
+export const ExchangeEnvironmentSchema: GenMessage<ExchangeEnvironment> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 9);
+
+/**
+ * @generated from message authflow.v1.ExchangeOnboarding
+ */
+export type ExchangeOnboarding = Message<"authflow.v1.ExchangeOnboarding"> & {
+  /**
+   * @generated from field: string status = 1;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 requirement_version = 2;
+   */
+  requirementVersion: number;
+
+  /**
+   * @generated from field: repeated string missing_fields = 3;
+   */
+  missingFields: string[];
+
+  /**
+   * @generated from field: bool can_complete_centrally = 4;
+   */
+  canCompleteCentrally: boolean;
+};
+
+/**
+ * Describes the message authflow.v1.ExchangeOnboarding.
+ * Use `create(ExchangeOnboardingSchema)` to create a new message.
+ */
+export const ExchangeOnboardingSchema: GenMessage<ExchangeOnboarding> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 10);
+
+/**
+ * @generated from message authflow.v1.ExchangeProfile
+ */
+export type ExchangeProfile = Message<"authflow.v1.ExchangeProfile"> & {
+  /**
+   * @generated from field: string status = 1;
+   */
+  status: string;
+
+  /**
+   * @generated from field: repeated string missing_fields = 2;
+   */
+  missingFields: string[];
+};
+
+/**
+ * Describes the message authflow.v1.ExchangeProfile.
+ * Use `create(ExchangeProfileSchema)` to create a new message.
+ */
+export const ExchangeProfileSchema: GenMessage<ExchangeProfile> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 11);
+
+/**
+ * @generated from message authflow.v1.ExchangeHandoffResponse
+ */
+export type ExchangeHandoffResponse = Message<"authflow.v1.ExchangeHandoffResponse"> & {
+  /**
+   * @generated from field: authflow.v1.ExchangeSession session = 1;
+   */
+  session?: ExchangeSession | undefined;
+
+  /**
+   * @generated from field: authflow.v1.ExchangeUser user = 2;
+   */
+  user?: ExchangeUser | undefined;
+
+  /**
+   * @generated from field: string platform_key = 3;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: authflow.v1.ExchangeEnvironment environment = 4;
+   */
+  environment?: ExchangeEnvironment | undefined;
+
+  /**
+   * @generated from field: authflow.v1.ExchangeOnboarding onboarding = 5;
+   */
+  onboarding?: ExchangeOnboarding | undefined;
+
+  /**
+   * @generated from field: authflow.v1.ExchangeProfile profile = 6;
+   */
+  profile?: ExchangeProfile | undefined;
+
+  /**
+   * @generated from field: repeated string permissions = 7;
+   */
+  permissions: string[];
+
+  /**
+   * @generated from field: string return_to = 8;
+   */
+  returnTo: string;
+};
+
+/**
+ * Describes the message authflow.v1.ExchangeHandoffResponse.
+ * Use `create(ExchangeHandoffResponseSchema)` to create a new message.
+ */
+export const ExchangeHandoffResponseSchema: GenMessage<ExchangeHandoffResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 12);
+
+/**
+ * @generated from message authflow.v1.IntrospectSessionRequest
+ */
+export type IntrospectSessionRequest = Message<"authflow.v1.IntrospectSessionRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message authflow.v1.IntrospectSessionRequest.
+ * Use `create(IntrospectSessionRequestSchema)` to create a new message.
+ */
+export const IntrospectSessionRequestSchema: GenMessage<IntrospectSessionRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 13);
+
+/**
+ * @generated from message authflow.v1.IntrospectedUser
+ */
+export type IntrospectedUser = Message<"authflow.v1.IntrospectedUser"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string issuer = 2;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string subject = 3;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string email = 4;
+   */
+  email: string;
+
+  /**
+   * @generated from field: bool email_verified = 5;
+   */
+  emailVerified: boolean;
+
+  /**
+   * @generated from field: string status = 6;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message authflow.v1.IntrospectedUser.
+ * Use `create(IntrospectedUserSchema)` to create a new message.
+ */
+export const IntrospectedUserSchema: GenMessage<IntrospectedUser> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 14);
+
+/**
+ * @generated from message authflow.v1.IntrospectSessionResponse
+ */
+export type IntrospectSessionResponse = Message<"authflow.v1.IntrospectSessionResponse"> & {
+  /**
+   * @generated from field: bool active = 1;
+   */
+  active: boolean;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string expires_at = 3;
+   */
+  expiresAt: string;
+
+  /**
+   * @generated from field: string platform_key = 4;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: authflow.v1.IntrospectedUser user = 5;
+   */
+  user?: IntrospectedUser | undefined;
+
+  /**
+   * @generated from field: authflow.v1.ExchangeEnvironment environment = 6;
+   */
+  environment?: ExchangeEnvironment | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.IntrospectSessionResponse.
+ * Use `create(IntrospectSessionResponseSchema)` to create a new message.
+ */
+export const IntrospectSessionResponseSchema: GenMessage<IntrospectSessionResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 15);
+
+/**
+ * @generated from message authflow.v1.LogoutRequest
+ */
+export type LogoutRequest = Message<"authflow.v1.LogoutRequest"> & {
+  /**
+   * Absent when the request carried no cookie.
+   *
+   * @generated from field: optional string session_token = 1;
+   */
+  sessionToken?: string | undefined;
+
+  /**
+   * @generated from field: optional string return_to = 2;
+   */
+  returnTo?: string | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.LogoutRequest.
+ * Use `create(LogoutRequestSchema)` to create a new message.
+ */
+export const LogoutRequestSchema: GenMessage<LogoutRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 16);
+
+/**
+ * @generated from message authflow.v1.LogoutResponse
+ */
+export type LogoutResponse = Message<"authflow.v1.LogoutResponse"> & {
+  /**
+   * @generated from field: optional string logout_url = 1;
+   */
+  logoutUrl?: string | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.LogoutResponse.
+ * Use `create(LogoutResponseSchema)` to create a new message.
+ */
+export const LogoutResponseSchema: GenMessage<LogoutResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 17);
+
+/**
+ * @generated from message authflow.v1.CompleteLogoutRequest
+ */
+export type CompleteLogoutRequest = Message<"authflow.v1.CompleteLogoutRequest"> & {
+  /**
+   * @generated from field: string state = 1;
+   */
+  state: string;
+};
+
+/**
+ * Describes the message authflow.v1.CompleteLogoutRequest.
+ * Use `create(CompleteLogoutRequestSchema)` to create a new message.
+ */
+export const CompleteLogoutRequestSchema: GenMessage<CompleteLogoutRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 18);
+
+/**
+ * @generated from message authflow.v1.CompleteLogoutResponse
+ */
+export type CompleteLogoutResponse = Message<"authflow.v1.CompleteLogoutResponse"> & {
+  /**
+   * @generated from field: string redirect_url = 1;
+   */
+  redirectUrl: string;
+};
+
+/**
+ * Describes the message authflow.v1.CompleteLogoutResponse.
+ * Use `create(CompleteLogoutResponseSchema)` to create a new message.
+ */
+export const CompleteLogoutResponseSchema: GenMessage<CompleteLogoutResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 19);
+
+/**
+ * AuthFlowService owns the login transaction, handoff codes, gateway sessions, local users
+ * and roles (spec 2.5-2.9, 3.1-3.3, 4.1-4.7). It is the OIDC relying party toward every
+ * identity environment. Readiness is reported through grpc.health.v1.Health.
+ *
+ * Secrets cross this contract only where the spec hands them to a caller: the session
+ * token (set as the cookie by the edge, returned once by exchange) and the handoff code
+ * inside a redirect URL.
  *
  * @generated from service authflow.v1.AuthFlowService
  */
 export const AuthFlowService: GenService<{
+  /**
+   * Spec 4.1: checks the platform and returnTo, persists the transaction and answers the
+   * identity provider's authorize URL.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.StartLogin
+   */
+  startLogin: {
+    methodKind: "unary";
+    input: typeof StartLoginRequestSchema;
+    output: typeof StartLoginResponseSchema;
+  },
+  /**
+   * Spec 4.2: consumes the transaction, exchanges the code, verifies the ID token,
+   * provisions the user, creates the session and answers where the browser goes next.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.CompleteLogin
+   */
+  completeLogin: {
+    methodKind: "unary";
+    input: typeof CompleteLoginRequestSchema;
+    output: typeof CompleteLoginResponseSchema;
+  },
+  /**
+   * Spec 4.3: re-evaluates onboarding for a bound transaction and issues the handoff.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.ResumeLogin
+   */
+  resumeLogin: {
+    methodKind: "unary";
+    input: typeof ResumeLoginRequestSchema;
+    output: typeof ResumeLoginResponseSchema;
+  },
+  /**
+   * Spec 4.4: redeems a handoff code for the platform whose key presented it.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.ExchangeHandoff
+   */
+  exchangeHandoff: {
+    methodKind: "unary";
+    input: typeof ExchangeHandoffRequestSchema;
+    output: typeof ExchangeHandoffResponseSchema;
+  },
+  /**
+   * Spec 4.5.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.IntrospectSession
+   */
+  introspectSession: {
+    methodKind: "unary";
+    input: typeof IntrospectSessionRequestSchema;
+    output: typeof IntrospectSessionResponseSchema;
+  },
+  /**
+   * Spec 4.6.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.Logout
+   */
+  logout: {
+    methodKind: "unary";
+    input: typeof LogoutRequestSchema;
+    output: typeof LogoutResponseSchema;
+  },
+  /**
+   * Spec 4.7.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.CompleteLogout
+   */
+  completeLogout: {
+    methodKind: "unary";
+    input: typeof CompleteLogoutRequestSchema;
+    output: typeof CompleteLogoutResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_authflow_v1_authflow, 0);
 
