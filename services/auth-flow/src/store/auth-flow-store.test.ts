@@ -1,0 +1,447 @@
+// The contract every AuthFlowStore implementation passes: Redis (Lua), SQL on real PostgreSQL
+// and SQL on PGlite in memory, against real servers.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AuthFlowStore } from './auth-flow-store.js';
+import { MINUTE, newHandoff, newSession, newTransaction } from './testing/fixtures.js';
+import { storeFactories } from './testing/store-harness.js';
+import type { OpenStore } from './testing/store-harness.js';
+
+const CONCURRENT_CALLS = 50;
+
+describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
+  let opened: OpenStore;
+  let store: AuthFlowStore;
+
+  beforeAll(async () => {
+    opened = await factory.open();
+    store = opened.store;
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+
+  /** Spreads calls over the peers (separate connections where the store has them). */
+  function spread<T>(call: (peer: AuthFlowStore) => Promise<T>): Promise<T[]> {
+    return Promise.all(
+      Array.from({ length: CONCURRENT_CALLS }, (_, index) =>
+        call(opened.peers[index % opened.peers.length] ?? store),
+      ),
+    );
+  }
+
+  /** A transaction that was created and consumed, as the callback leaves it. */
+  async function consumedTransaction(now: number) {
+    const transaction = newTransaction(now);
+    await store.createTransaction(transaction);
+    const consumed = await store.consumeTransaction(transaction.stateHash, now);
+    if (!consumed) throw new Error('consume failed');
+    return consumed;
+  }
+
+  describe('transactions (spec 3.1)', () => {
+    it('consumeTransaction returns the record once with consumedAt = now; a second consume is undefined', async () => {
+      const now = Date.now();
+      const transaction = newTransaction(now);
+      await store.createTransaction(transaction);
+
+      const consumed = await store.consumeTransaction(transaction.stateHash, now + 1_000);
+      expect(consumed).toEqual({ ...transaction, consumedAt: now + 1_000 });
+      await expect(store.consumeTransaction(transaction.stateHash, now + 2_000)).resolves.toBe(
+        undefined,
+      );
+    });
+
+    it('an unknown state hash consumes nothing', async () => {
+      await expect(store.consumeTransaction('no-such-state-hash', Date.now())).resolves.toBe(
+        undefined,
+      );
+    });
+
+    it('an expired transaction cannot be consumed (now >= expiresAt, exact to the millisecond, before Redis evicts it)', async () => {
+      const now = Date.now();
+      const transaction = newTransaction(now, { expiresAt: now + 10 * MINUTE });
+      await store.createTransaction(transaction);
+
+      await expect(
+        store.consumeTransaction(transaction.stateHash, transaction.expiresAt),
+      ).resolves.toBe(undefined);
+      await expect(
+        store.consumeTransaction(transaction.stateHash, transaction.expiresAt + 1),
+      ).resolves.toBe(undefined);
+      // Still consumable one millisecond earlier: the refusals above changed nothing.
+      const consumed = await store.consumeTransaction(
+        transaction.stateHash,
+        transaction.expiresAt - 1,
+      );
+      expect(consumed?.id).toBe(transaction.id);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent consumeTransaction calls for one state: exactly one gets the record`, async () => {
+      const now = Date.now();
+      const transaction = newTransaction(now);
+      await store.createTransaction(transaction);
+
+      const results = await spread((peer) => peer.consumeTransaction(transaction.stateHash, now));
+      const winners = results.filter((result) => result !== undefined);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]?.id).toBe(transaction.id);
+    });
+
+    it('createTransaction rejects a second transaction with the same state hash', async () => {
+      const now = Date.now();
+      const first = newTransaction(now);
+      await store.createTransaction(first);
+      await expect(
+        store.createTransaction(newTransaction(now, { stateHash: first.stateHash })),
+      ).rejects.toThrow();
+      // The first one is intact.
+      expect((await store.consumeTransaction(first.stateHash, now))?.id).toBe(first.id);
+    });
+
+    it('getTransaction reads a transaction, consumed or not; unknown or malformed ids are undefined', async () => {
+      const now = Date.now();
+      const transaction = newTransaction(now);
+      await store.createTransaction(transaction);
+      await expect(store.getTransaction(transaction.id)).resolves.toEqual(transaction);
+      await store.consumeTransaction(transaction.stateHash, now);
+      await expect(store.getTransaction(transaction.id)).resolves.toEqual({
+        ...transaction,
+        consumedAt: now,
+      });
+      await expect(store.getTransaction(randomUUID())).resolves.toBe(undefined);
+      await expect(store.getTransaction('not-a-uuid')).resolves.toBe(undefined);
+    });
+
+    it('getTransaction is undefined once the transaction expired', async () => {
+      const now = Date.now();
+      const transaction = newTransaction(now, { expiresAt: now + 300 });
+      await store.createTransaction(transaction);
+      await expect(store.getTransaction(transaction.id)).resolves.toEqual(transaction);
+      await sleep(transaction.expiresAt - Date.now() + 50);
+      await expect(store.getTransaction(transaction.id)).resolves.toBe(undefined);
+    });
+
+    it('bindTransaction: bound, then already_bound for the same or another user; the consumed transaction stays readable with userId, sessionId and the expiry extended to keepUntil', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const binding = {
+        userId: randomUUID(),
+        sessionId: randomUUID(),
+        keepUntil: now + 60 * MINUTE,
+      };
+
+      await expect(store.bindTransaction(transaction.id, binding)).resolves.toBe('bound');
+      await expect(store.bindTransaction(transaction.id, binding)).resolves.toBe('already_bound');
+      await expect(
+        store.bindTransaction(transaction.id, { ...binding, userId: randomUUID() }),
+      ).resolves.toBe('already_bound');
+
+      await expect(store.getTransaction(transaction.id)).resolves.toEqual({
+        ...transaction,
+        userId: binding.userId,
+        sessionId: binding.sessionId,
+        expiresAt: binding.keepUntil,
+      });
+      // The state stays spent after the bind.
+      await expect(store.consumeTransaction(transaction.stateHash, now)).resolves.toBe(undefined);
+    });
+
+    it('bindTransaction never shortens the expiry (keepUntil earlier than expiresAt)', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const binding = { userId: randomUUID(), sessionId: randomUUID(), keepUntil: now + 1_000 };
+      await expect(store.bindTransaction(transaction.id, binding)).resolves.toBe('bound');
+      expect((await store.getTransaction(transaction.id))?.expiresAt).toBe(transaction.expiresAt);
+    });
+
+    it('bindTransaction answers not_found for an unknown, malformed, unconsumed or expired transaction', async () => {
+      const now = Date.now();
+      const binding = { userId: randomUUID(), sessionId: randomUUID(), keepUntil: now + MINUTE };
+      await expect(store.bindTransaction(randomUUID(), binding)).resolves.toBe('not_found');
+      await expect(store.bindTransaction('not-a-uuid', binding)).resolves.toBe('not_found');
+
+      const unconsumed = newTransaction(now);
+      await store.createTransaction(unconsumed);
+      await expect(store.bindTransaction(unconsumed.id, binding)).resolves.toBe('not_found');
+      expect((await store.getTransaction(unconsumed.id))?.userId).toBe(null);
+
+      const shortLived = newTransaction(now, { expiresAt: now + 300 });
+      await store.createTransaction(shortLived);
+      await store.consumeTransaction(shortLived.stateHash, now);
+      await sleep(shortLived.expiresAt - Date.now() + 50);
+      await expect(store.bindTransaction(shortLived.id, binding)).resolves.toBe('not_found');
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent bindTransaction calls with different users: exactly one is bound and its user stays`, async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const bindings = Array.from({ length: CONCURRENT_CALLS }, () => ({
+        userId: randomUUID(),
+        sessionId: randomUUID(),
+        keepUntil: now + 60 * MINUTE,
+      }));
+      let next = 0;
+      const results = await spread((peer) => {
+        const binding = bindings[next++];
+        if (!binding) throw new Error('no binding');
+        return peer.bindTransaction(transaction.id, binding);
+      });
+      expect(results.filter((result) => result === 'bound')).toHaveLength(1);
+      expect(results.filter((result) => result === 'already_bound')).toHaveLength(
+        CONCURRENT_CALLS - 1,
+      );
+      const winner = bindings[results.indexOf('bound')];
+      const stored = await store.getTransaction(transaction.id);
+      expect({ userId: stored?.userId, sessionId: stored?.sessionId }).toEqual({
+        userId: winner?.userId,
+        sessionId: winner?.sessionId,
+      });
+    });
+  });
+
+  describe('handoffs (spec 2.9, 3.2)', () => {
+    it('issueHandoff for one transaction: issued, then conflict for a second code, also after the first was redeemed', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const first = newHandoff(transaction, now);
+
+      await expect(store.issueHandoff(first)).resolves.toBe('issued');
+      await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
+      await expect(store.redeemHandoff(first.codeHash, now)).resolves.toEqual(first);
+      await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
+    });
+
+    it('issueHandoff conflicts after the first handoff expired while its transaction lives on', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const first = newHandoff(transaction, now, { expiresAt: now + 300 });
+      await expect(store.issueHandoff(first)).resolves.toBe('issued');
+      await sleep(first.expiresAt - Date.now() + 50);
+      await expect(store.redeemHandoff(first.codeHash, Date.now())).resolves.toBe(undefined);
+      await expect(store.issueHandoff(newHandoff(transaction, Date.now()))).resolves.toBe(
+        'conflict',
+      );
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent issueHandoff calls for one transaction with different codes: exactly one is issued`, async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const handoffs = Array.from({ length: CONCURRENT_CALLS }, () => newHandoff(transaction, now));
+      let next = 0;
+      const results = await spread((peer) => {
+        const handoff = handoffs[next++];
+        if (!handoff) throw new Error('no handoff');
+        return peer.issueHandoff(handoff);
+      });
+      expect(results.filter((result) => result === 'issued')).toHaveLength(1);
+      const issued = handoffs[results.indexOf('issued')];
+      if (!issued) throw new Error('none issued');
+      await expect(store.redeemHandoff(issued.codeHash, now)).resolves.toEqual(issued);
+      const losers = handoffs.filter((handoff) => handoff !== issued);
+      for (const loser of losers.slice(0, 3)) {
+        await expect(store.redeemHandoff(loser.codeHash, now)).resolves.toBe(undefined);
+      }
+    });
+
+    it('redeemHandoff returns the full record (with the encrypted session token) once; a second redeem is undefined', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const handoff = newHandoff(transaction, now);
+      await store.issueHandoff(handoff);
+
+      await expect(store.redeemHandoff(handoff.codeHash, now + 1_000)).resolves.toEqual(handoff);
+      await expect(store.redeemHandoff(handoff.codeHash, now + 2_000)).resolves.toBe(undefined);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent redeemHandoff calls of one code over separate connections: exactly one wins`, async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const handoff = newHandoff(transaction, now);
+      await store.issueHandoff(handoff);
+
+      const results = await spread((peer) => peer.redeemHandoff(handoff.codeHash, now));
+      const winners = results.filter((result) => result !== undefined);
+      expect(winners).toEqual([handoff]);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent redeemHandoff calls of one code on one connection (pipelined): exactly one wins`, async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const handoff = newHandoff(transaction, now);
+      await store.issueHandoff(handoff);
+
+      const results = await Promise.all(
+        Array.from({ length: CONCURRENT_CALLS }, () => store.redeemHandoff(handoff.codeHash, now)),
+      );
+      expect(results.filter((result) => result !== undefined)).toEqual([handoff]);
+    });
+
+    it('an expired handoff cannot be redeemed (now >= expiresAt, exact to the millisecond)', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const handoff = newHandoff(transaction, now);
+      await store.issueHandoff(handoff);
+
+      await expect(store.redeemHandoff(handoff.codeHash, handoff.expiresAt)).resolves.toBe(
+        undefined,
+      );
+      await expect(store.redeemHandoff(handoff.codeHash, handoff.expiresAt + 1)).resolves.toBe(
+        undefined,
+      );
+      // One millisecond before the expiry it was still redeemable: the refusals changed nothing.
+      await expect(store.redeemHandoff(handoff.codeHash, handoff.expiresAt - 1)).resolves.toEqual(
+        handoff,
+      );
+    });
+
+    it('an unknown code redeems nothing', async () => {
+      await expect(store.redeemHandoff('no-such-code-hash', Date.now())).resolves.toBe(undefined);
+    });
+  });
+
+  describe('sessions (spec 2.7, 3.3)', () => {
+    it('getSession returns a live session; undefined when unknown or once now >= expiresAt', async () => {
+      const now = Date.now();
+      const session = newSession(now);
+      await store.createSession(session);
+
+      await expect(store.getSession(session.tokenHash, now)).resolves.toEqual(session);
+      await expect(store.getSession(session.tokenHash, session.expiresAt - 1)).resolves.toEqual(
+        session,
+      );
+      await expect(store.getSession(session.tokenHash, session.expiresAt)).resolves.toBe(undefined);
+      await expect(store.getSession('no-such-token-hash', now)).resolves.toBe(undefined);
+    });
+
+    it('keeps a session without platform, permissions or ID token as it is', async () => {
+      const now = Date.now();
+      const session = newSession(now, {
+        platformKey: null,
+        permissions: [],
+        idTokenEncrypted: null,
+        environmentKey: 'STAGING',
+      });
+      await store.createSession(session);
+      await expect(store.getSession(session.tokenHash, now)).resolves.toEqual(session);
+    });
+
+    it('createSession rejects a second session with the same token hash', async () => {
+      const now = Date.now();
+      const session = newSession(now);
+      await store.createSession(session);
+      await expect(
+        store.createSession(newSession(now, { tokenHash: session.tokenHash })),
+      ).rejects.toThrow();
+      await expect(store.getSession(session.tokenHash, now)).resolves.toEqual(session);
+    });
+
+    it('revokeSession returns the live session once; afterwards get and revoke are undefined', async () => {
+      const now = Date.now();
+      const session = newSession(now);
+      await store.createSession(session);
+
+      await expect(store.revokeSession(session.tokenHash, now)).resolves.toEqual(session);
+      await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
+      await expect(store.revokeSession(session.tokenHash, now)).resolves.toBe(undefined);
+      await expect(store.revokeSession('no-such-token-hash', now)).resolves.toBe(undefined);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent revokeSession calls: exactly one returns the session`, async () => {
+      const now = Date.now();
+      const session = newSession(now);
+      await store.createSession(session);
+      const results = await spread((peer) => peer.revokeSession(session.tokenHash, now));
+      expect(results.filter((result) => result !== undefined)).toEqual([session]);
+    });
+
+    it('revokeSession of an expired session returns undefined', async () => {
+      const now = Date.now();
+      const session = newSession(now);
+      await store.createSession(session);
+      await expect(store.revokeSession(session.tokenHash, session.expiresAt)).resolves.toBe(
+        undefined,
+      );
+    });
+
+    it("revokeUserSessions revokes and counts only that user's live sessions", async () => {
+      const now = Date.now();
+      const userId = randomUUID();
+      const live = [newSession(now, { userId }), newSession(now, { userId })];
+      const revokedEarlier = newSession(now, { userId });
+      const expiring = newSession(now, { userId, expiresAt: now + MINUTE });
+      const otherUser = newSession(now);
+      for (const session of [...live, revokedEarlier, expiring, otherUser]) {
+        await store.createSession(session);
+      }
+      await store.revokeSession(revokedEarlier.tokenHash, now);
+
+      // At now + MINUTE `expiring` has expired: only the two live ones count.
+      await expect(store.revokeUserSessions(userId, now + MINUTE)).resolves.toBe(2);
+      for (const session of [...live, revokedEarlier]) {
+        await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
+      }
+      await expect(store.getSession(otherUser.tokenHash, now)).resolves.toEqual(otherUser);
+      await expect(store.revokeUserSessions(userId, now + MINUTE)).resolves.toBe(0);
+      await expect(store.revokeUserSessions(randomUUID(), now)).resolves.toBe(0);
+    });
+
+    it("stripUserPermissions empties the permissions of that user's live sessions only; they stay live", async () => {
+      const now = Date.now();
+      const userId = randomUUID();
+      const live = [newSession(now, { userId }), newSession(now, { userId, platformKey: null })];
+      const withoutPermissions = newSession(now, { userId, permissions: [] });
+      const revoked = newSession(now, { userId });
+      const otherUser = newSession(now);
+      for (const session of [...live, withoutPermissions, revoked, otherUser]) {
+        await store.createSession(session);
+      }
+      await store.revokeSession(revoked.tokenHash, now);
+
+      await expect(store.stripUserPermissions(userId)).resolves.toBe(2);
+      for (const session of live) {
+        await expect(store.getSession(session.tokenHash, now)).resolves.toEqual({
+          ...session,
+          permissions: [],
+        });
+      }
+      await expect(store.getSession(withoutPermissions.tokenHash, now)).resolves.toEqual(
+        withoutPermissions,
+      );
+      await expect(store.getSession(revoked.tokenHash, now)).resolves.toBe(undefined);
+      await expect(store.getSession(otherUser.tokenHash, now)).resolves.toEqual(otherUser);
+      // Nothing left to strip; the stripped sessions can still be revoked.
+      await expect(store.stripUserPermissions(userId)).resolves.toBe(0);
+      await expect(store.revokeUserSessions(userId, now)).resolves.toBe(3);
+    });
+
+    it('stripUserPermissions leaves an expired session alone', async () => {
+      const now = Date.now();
+      const userId = randomUUID();
+      const expired = newSession(now - 2 * MINUTE, { userId, expiresAt: now - MINUTE });
+      await store.createSession(expired);
+      await expect(store.stripUserPermissions(userId)).resolves.toBe(0);
+    });
+  });
+
+  describe('records with non-uuid ids', () => {
+    it('are refused by every create method', async () => {
+      const now = Date.now();
+      await expect(store.createTransaction(newTransaction(now, { id: 'tx-1' }))).rejects.toThrow(
+        TypeError,
+      );
+      await expect(store.createSession(newSession(now, { userId: 'user-1' }))).rejects.toThrow(
+        TypeError,
+      );
+      const transaction = newTransaction(now);
+      await expect(
+        store.issueHandoff(newHandoff(transaction, now, { transactionId: 'tx-1' })),
+      ).rejects.toThrow(TypeError);
+    });
+  });
+
+  it('ping resolves while the store answers', async () => {
+    await expect(store.ping()).resolves.toBe(undefined);
+  });
+});

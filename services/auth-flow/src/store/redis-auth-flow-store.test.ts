@@ -1,0 +1,154 @@
+// Redis-only properties of the store: the key layout, that Redis itself expires every key at
+// the record's expiresAt, the key prefix, and the memory a session costs.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { connectRedis } from '../redis-connection.js';
+import { createRedisAuthFlowStore } from './redis-auth-flow-store.js';
+import {
+  MINUTE,
+  fakeCiphertext,
+  newHandoff,
+  newSession,
+  newTransaction,
+} from './testing/fixtures.js';
+import { openRedisStore } from './testing/store-harness.js';
+import type { RedisStoreHandle } from './testing/store-harness.js';
+
+describe('Redis AuthFlowStore', () => {
+  let handle: RedisStoreHandle;
+  /** A connection without key prefix, to look at the keys as Redis stores them. */
+  let raw: Redis;
+  const full = (key: string) => `${handle.keyPrefix}${key}`;
+  const expiresAt = (key: string) => raw.pexpiretime(full(key));
+  const exists = async (key: string) => (await raw.exists(full(key))) === 1;
+
+  beforeAll(async () => {
+    handle = await openRedisStore();
+    raw = new Redis(handle.url, { lazyConnect: true });
+    await raw.connect();
+  });
+  afterAll(async () => {
+    raw?.disconnect();
+    await handle?.close();
+  });
+
+  it('keeps a transaction in tx:<id> and txs:<stateHash>, both expiring at expiresAt; consume drops txs, bind moves tx to keepUntil', async () => {
+    const now = Date.now();
+    const transaction = newTransaction(now);
+    await handle.store.createTransaction(transaction);
+    expect(await raw.type(full(`tx:${transaction.id}`))).toBe('hash');
+    expect(await raw.get(full(`txs:${transaction.stateHash}`))).toBe(transaction.id);
+    expect(await expiresAt(`tx:${transaction.id}`)).toBe(transaction.expiresAt);
+    expect(await expiresAt(`txs:${transaction.stateHash}`)).toBe(transaction.expiresAt);
+
+    await handle.store.consumeTransaction(transaction.stateHash, now);
+    expect(await exists(`txs:${transaction.stateHash}`)).toBe(false);
+
+    const keepUntil = now + 60 * MINUTE;
+    await handle.store.bindTransaction(transaction.id, {
+      userId: randomUUID(),
+      sessionId: randomUUID(),
+      keepUntil,
+    });
+    expect(await expiresAt(`tx:${transaction.id}`)).toBe(keepUntil);
+  });
+
+  it('keeps the hotx:<transactionId> marker until the later of the transaction and the handoff expiry; redeem deletes ho:<codeHash>', async () => {
+    const now = Date.now();
+    const transaction = newTransaction(now);
+    await handle.store.createTransaction(transaction);
+    const handoff = newHandoff(transaction, now);
+    await handle.store.issueHandoff(handoff);
+    expect(await expiresAt(`ho:${handoff.codeHash}`)).toBe(handoff.expiresAt);
+    expect(await expiresAt(`hotx:${transaction.id}`)).toBe(transaction.expiresAt);
+
+    await handle.store.redeemHandoff(handoff.codeHash, now);
+    expect(await exists(`ho:${handoff.codeHash}`)).toBe(false);
+    expect(await exists(`hotx:${transaction.id}`)).toBe(true);
+
+    // Without a transaction key (already expired), the marker lives as long as the handoff.
+    const orphan = newHandoff(newTransaction(now), now);
+    await handle.store.issueHandoff(orphan);
+    expect(await expiresAt(`hotx:${orphan.transactionId}`)).toBe(orphan.expiresAt);
+  });
+
+  it("indexes sessions in the sorted set us:<userId> (score = expiresAt), which expires with the user's last session; revoke removes the member", async () => {
+    const now = Date.now();
+    const userId = randomUUID();
+    const short = newSession(now, { userId, expiresAt: now + 10 * MINUTE });
+    const long = newSession(now, { userId, expiresAt: now + 120 * MINUTE });
+    await handle.store.createSession(long);
+    await handle.store.createSession(short);
+    expect(await expiresAt(`s:${short.tokenHash}`)).toBe(short.expiresAt);
+    expect(await raw.zrange(full(`us:${userId}`), '0', '-1', 'WITHSCORES')).toEqual([
+      short.tokenHash,
+      String(short.expiresAt),
+      long.tokenHash,
+      String(long.expiresAt),
+    ]);
+    expect(await expiresAt(`us:${userId}`)).toBe(long.expiresAt);
+
+    await handle.store.revokeSession(long.tokenHash, now);
+    expect(await raw.zrange(full(`us:${userId}`), '0', '-1')).toEqual([short.tokenHash]);
+    await handle.store.revokeUserSessions(userId, now);
+    expect(await exists(`us:${userId}`)).toBe(false);
+    expect(await exists(`s:${short.tokenHash}`)).toBe(false);
+  });
+
+  it('writes only under its key prefix: a store on another prefix sees nothing of it', async () => {
+    const now = Date.now();
+    const transaction = newTransaction(now);
+    await handle.store.createTransaction(transaction);
+    const other = await connectRedis({
+      url: handle.url,
+      keyPrefix: `${handle.keyPrefix}other:`,
+      timeoutMs: 5_000,
+    });
+    try {
+      const otherStore = createRedisAuthFlowStore(other);
+      await expect(otherStore.getTransaction(transaction.id)).resolves.toBe(undefined);
+      await expect(otherStore.consumeTransaction(transaction.stateHash, now)).resolves.toBe(
+        undefined,
+      );
+    } finally {
+      other.disconnect();
+    }
+    const keys = await raw.keys(`${handle.keyPrefix}*${transaction.id}*`);
+    expect(keys).toEqual([full(`tx:${transaction.id}`)]);
+  });
+
+  describe('memory per live session (MEMORY USAGE)', () => {
+    /** Bytes of s:<tokenHash>, and what each further session adds to us:<userId>. */
+    async function measure(idTokenEncrypted: string | null) {
+      const now = Date.now();
+      const userId = randomUUID();
+      const sessions = Array.from({ length: 5 }, () =>
+        newSession(now, { userId, idTokenEncrypted }),
+      );
+      const indexBytes: number[] = [];
+      for (const session of sessions) {
+        await handle.store.createSession(session);
+        indexBytes.push(Number(await raw.memory('USAGE', full(`us:${userId}`), 'SAMPLES', 0)));
+      }
+      const first = sessions[0];
+      if (!first) throw new Error('no session');
+      const sessionKey = Number(
+        await raw.memory('USAGE', full(`s:${first.tokenHash}`), 'SAMPLES', 0),
+      );
+      const perMember = ((indexBytes[4] ?? 0) - (indexBytes[0] ?? 0)) / 4;
+      return { sessionKey, perMember, indexForOne: indexBytes[0] ?? 0 };
+    }
+
+    it('a session with three permissions and no ID token costs under 512 bytes, with its index share', async () => {
+      const { sessionKey, perMember, indexForOne } = await measure(null);
+      expect(sessionKey + perMember).toBeLessThan(512);
+      expect(indexForOne).toBeLessThan(256);
+    });
+
+    it('a session with an encrypted 900-byte ID token stays under 2 KiB (the ID token dominates)', async () => {
+      const { sessionKey, perMember } = await measure(fakeCiphertext(900));
+      expect(sessionKey + perMember).toBeLessThan(2048);
+    });
+  });
+});

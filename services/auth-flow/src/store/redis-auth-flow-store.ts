@@ -1,0 +1,386 @@
+import type { Redis } from 'ioredis';
+import type {
+  AuthFlowStore,
+  BindResult,
+  HandoffRecord,
+  IssueResult,
+  OnboardingMode,
+  SessionRecord,
+  TransactionRecord,
+} from './auth-flow-store.js';
+import { checkHandoff, checkSession, checkTransaction, isUuid } from './auth-flow-store.js';
+import {
+  allScripts,
+  bindTransactionScript,
+  consumeTransactionScript,
+  createSessionScript,
+  createTransactionScript,
+  issueHandoffScript,
+  redeemHandoffScript,
+  revokeSessionScript,
+  revokeUserSessionsScript,
+  stripUserPermissionsScript,
+} from './redis-scripts.js';
+import type { ScriptDefinition } from './redis-scripts.js';
+
+// Key layout (every key under the connection's keyPrefix; value layouts in redis-scripts.ts):
+//   tx:<id>, txs:<stateHash>, ho:<codeHash>, hotx:<transactionId>, s:<tokenHash>, us:<userId>
+const key = {
+  transaction: (id: string) => `tx:${id}`,
+  transactionByState: (stateHash: string) => `txs:${stateHash}`,
+  handoff: (codeHash: string) => `ho:${codeHash}`,
+  handoffIssued: (transactionId: string) => `hotx:${transactionId}`,
+  session: (tokenHash: string) => `s:${tokenHash}`,
+  userSessions: (userId: string) => `us:${userId}`,
+};
+
+type ScriptArg = string | number;
+type ScriptCall = (...args: ScriptArg[]) => Promise<unknown>;
+
+/**
+ * The store on Redis (split mode). Every key is written with PEXPIREAT/PXAT, so Redis expires
+ * everything itself; each check-and-set is one Lua script (redis-scripts.ts). The connection's
+ * keyPrefix applies to every key.
+ */
+export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
+  const prefix = redis.options.keyPrefix ?? '';
+  const scripts = defineScripts(redis);
+  const run = (script: ScriptDefinition, keys: string[], args: ScriptArg[]): Promise<unknown> => {
+    const call = scripts.get(script.name);
+    if (!call) throw new Error(`Script ${script.name} is not defined`);
+    return call(...keys, ...args);
+  };
+
+  return {
+    kind: 'redis',
+
+    async ping() {
+      await redis.ping();
+    },
+
+    async createTransaction(record) {
+      checkTransaction(record);
+      const optional: string[] = [];
+      if (record.consumedAt !== null) optional.push('c', String(record.consumedAt));
+      if (record.userId !== null) optional.push('u', record.userId);
+      if (record.sessionId !== null) optional.push('s', record.sessionId);
+      const created = await run(
+        createTransactionScript,
+        [key.transaction(record.id), key.transactionByState(record.stateHash)],
+        [record.id, encodeTransactionData(record), String(record.expiresAt), ...optional],
+      );
+      if (created !== 1) {
+        throw new Error('A transaction with this id or state hash already exists');
+      }
+    },
+
+    async consumeTransaction(stateHash, now) {
+      const reply = await run(
+        consumeTransactionScript,
+        [key.transactionByState(stateHash)],
+        [prefix, String(now)],
+      );
+      if (reply === null) return undefined;
+      return decodeTransaction(pairsToRecord(reply));
+    },
+
+    async getTransaction(id) {
+      if (!isUuid(id)) return undefined;
+      const fields = await redis.hgetall(key.transaction(id));
+      if (fields.d === undefined) return undefined;
+      const record = decodeTransaction(fields);
+      return Date.now() < record.expiresAt ? record : undefined;
+    },
+
+    async bindTransaction(id, binding) {
+      if (!isUuid(id)) return 'not_found';
+      const reply = await run(
+        bindTransactionScript,
+        [key.transaction(id)],
+        [String(Date.now()), binding.userId, binding.sessionId, String(binding.keepUntil)],
+      );
+      return asBindResult(reply);
+    },
+
+    async issueHandoff(record) {
+      checkHandoff(record);
+      const reply = await run(
+        issueHandoffScript,
+        [
+          key.handoff(record.codeHash),
+          key.handoffIssued(record.transactionId),
+          key.transaction(record.transactionId),
+        ],
+        [encodeHandoff(record), String(record.expiresAt)],
+      );
+      return asIssueResult(reply);
+    },
+
+    async redeemHandoff(codeHash, now) {
+      const reply = await run(redeemHandoffScript, [key.handoff(codeHash)], [String(now)]);
+      return reply === null ? undefined : decodeHandoff(codeHash, asString(reply, 'handoff'));
+    },
+
+    async createSession(record) {
+      checkSession(record);
+      await run(
+        createSessionScript,
+        [key.session(record.tokenHash), key.userSessions(record.userId)],
+        [encodeSession(record), String(record.expiresAt), record.tokenHash, String(Date.now())],
+      );
+    },
+
+    async getSession(tokenHash, now) {
+      const value = await redis.get(key.session(tokenHash));
+      if (value === null) return undefined;
+      const record = decodeSession(tokenHash, value);
+      return now < record.expiresAt ? record : undefined;
+    },
+
+    async revokeSession(tokenHash, now) {
+      const reply = await run(
+        revokeSessionScript,
+        [key.session(tokenHash)],
+        [prefix, String(now), tokenHash],
+      );
+      return reply === null ? undefined : decodeSession(tokenHash, asString(reply, 'session'));
+    },
+
+    async revokeUserSessions(userId, now) {
+      if (!isUuid(userId)) return 0;
+      const reply = await run(
+        revokeUserSessionsScript,
+        [key.userSessions(userId)],
+        [prefix, String(now)],
+      );
+      return asCount(reply);
+    },
+
+    async stripUserPermissions(userId) {
+      if (!isUuid(userId)) return 0;
+      const reply = await run(
+        stripUserPermissionsScript,
+        [key.userSessions(userId)],
+        [prefix, String(Date.now())],
+      );
+      return asCount(reply);
+    },
+  };
+}
+
+/** Defines the scripts on this connection (once per name) and returns their callers. */
+function defineScripts(redis: Redis): Map<string, ScriptCall> {
+  const calls = new Map<string, ScriptCall>();
+  const commands = redis as unknown as Record<string, unknown>;
+  for (const script of allScripts) {
+    if (typeof commands[script.name] !== 'function') {
+      redis.defineCommand(script.name, { numberOfKeys: script.keys, lua: script.lua });
+    }
+    const command = commands[script.name] as ScriptCall;
+    calls.set(script.name, (...args) => command.apply(redis, args));
+  }
+  return calls;
+}
+
+// --- Transactions: hash tx:<id> with d (fixed fields as JSON), e, c, u, s -------------------
+
+type TransactionData = Omit<TransactionRecord, 'expiresAt' | 'consumedAt' | 'userId' | 'sessionId'>;
+
+function encodeTransactionData(record: TransactionRecord): string {
+  const data: TransactionData = {
+    id: record.id,
+    stateHash: record.stateHash,
+    nonceHash: record.nonceHash,
+    pkceVerifierEncrypted: record.pkceVerifierEncrypted,
+    platformId: record.platformId,
+    platformKey: record.platformKey,
+    environmentKey: record.environmentKey,
+    onboardingMode: record.onboardingMode,
+    redirectPairId: record.redirectPairId,
+    callbackUrl: record.callbackUrl,
+    returnTo: record.returnTo,
+    createdAt: record.createdAt,
+  };
+  return JSON.stringify(data);
+}
+
+function decodeTransaction(fields: Record<string, string>): TransactionRecord {
+  const data = readObject(JSON.parse(asString(fields.d, 'transaction data')), 'transaction');
+  return {
+    id: data.string('id'),
+    stateHash: data.string('stateHash'),
+    nonceHash: data.string('nonceHash'),
+    pkceVerifierEncrypted: data.string('pkceVerifierEncrypted'),
+    platformId: data.string('platformId'),
+    platformKey: data.string('platformKey'),
+    environmentKey: data.string('environmentKey'),
+    onboardingMode: asOnboardingMode(data.string('onboardingMode')),
+    redirectPairId: data.string('redirectPairId'),
+    callbackUrl: data.string('callbackUrl'),
+    returnTo: data.string('returnTo'),
+    createdAt: data.number('createdAt'),
+    expiresAt: asEpoch(fields.e, 'transaction expiresAt'),
+    consumedAt: fields.c === undefined ? null : asEpoch(fields.c, 'transaction consumedAt'),
+    userId: fields.u ?? null,
+    sessionId: fields.s ?? null,
+  };
+}
+
+/** A Lua HGETALL reply, [field, value, field, value, ...], as an object. */
+function pairsToRecord(reply: unknown): Record<string, string> {
+  if (!Array.isArray(reply)) throw new Error('Unexpected reply from Redis: not a field list');
+  const fields: Record<string, string> = {};
+  for (let index = 0; index + 1 < reply.length; index += 2) {
+    fields[asString(reply[index], 'field')] = asString(reply[index + 1], 'value');
+  }
+  return fields;
+}
+
+// --- Handoffs: ho:<codeHash> = "<expiresAt>\n<JSON>" ---------------------------------------
+
+/** The code hash is the key and expiresAt the header, so neither is repeated in the JSON. */
+function encodeHandoff(record: HandoffRecord): string {
+  const data: Omit<HandoffRecord, 'codeHash' | 'expiresAt'> = {
+    transactionId: record.transactionId,
+    platformId: record.platformId,
+    platformKey: record.platformKey,
+    callbackUrl: record.callbackUrl,
+    userId: record.userId,
+    sessionId: record.sessionId,
+    sessionTokenEncrypted: record.sessionTokenEncrypted,
+    createdAt: record.createdAt,
+  };
+  return `${record.expiresAt}\n${JSON.stringify(data)}`;
+}
+
+function decodeHandoff(codeHash: string, value: string): HandoffRecord {
+  const [expiresAt, json] = splitHeader(value, 1, 'handoff');
+  const data = readObject(JSON.parse(json), 'handoff');
+  return {
+    codeHash,
+    transactionId: data.string('transactionId'),
+    platformId: data.string('platformId'),
+    platformKey: data.string('platformKey'),
+    callbackUrl: data.string('callbackUrl'),
+    userId: data.string('userId'),
+    sessionId: data.string('sessionId'),
+    sessionTokenEncrypted: data.string('sessionTokenEncrypted'),
+    createdAt: data.number('createdAt'),
+    expiresAt: asEpoch(expiresAt, 'handoff expiresAt'),
+  };
+}
+
+// --- Sessions: s:<tokenHash> = "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>" ----
+// Compact on purpose (the budget is about 1 KiB of Redis memory per live session): the token
+// hash is the key, not repeated in the value; the rest is a positional JSON array
+// [id, environmentKey, platformKey, idTokenEncrypted, createdAt]. The first three lines are
+// what the Lua scripts read (expiry, the user's index, permissions to strip); JSON never
+// contains a raw newline, so the layout is unambiguous.
+
+function encodeSession(record: SessionRecord): string {
+  const rest = [
+    record.id,
+    record.environmentKey,
+    record.platformKey,
+    record.idTokenEncrypted,
+    record.createdAt,
+  ];
+  return [
+    String(record.expiresAt),
+    record.userId,
+    JSON.stringify(record.permissions),
+    JSON.stringify(rest),
+  ].join('\n');
+}
+
+function decodeSession(tokenHash: string, value: string): SessionRecord {
+  const [expiresAt, userId, permissionsJson, restJson] = splitHeader(value, 3, 'session');
+  const permissions: unknown = JSON.parse(permissionsJson);
+  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) {
+    throw new Error('Malformed session in Redis: permissions');
+  }
+  const rest: unknown = JSON.parse(restJson);
+  if (!Array.isArray(rest) || rest.length !== 5) {
+    throw new Error('Malformed session in Redis: fields');
+  }
+  const [id, environmentKey, platformKey, idTokenEncrypted, createdAt] = rest as unknown[];
+  return {
+    id: asString(id, 'session id'),
+    tokenHash,
+    userId,
+    environmentKey: asString(environmentKey, 'session environmentKey'),
+    platformKey: platformKey === null ? null : asString(platformKey, 'session platformKey'),
+    permissions: permissions as string[],
+    idTokenEncrypted:
+      idTokenEncrypted === null ? null : asString(idTokenEncrypted, 'session idTokenEncrypted'),
+    createdAt: asNumber(createdAt, 'session createdAt'),
+    expiresAt: asEpoch(expiresAt, 'session expiresAt'),
+  };
+}
+
+// --- Small readers ---------------------------------------------------------------------------
+
+/** Splits off `lines` header lines; the last element is the remainder. */
+function splitHeader(value: string, lines: number, what: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  for (let line = 0; line < lines; line += 1) {
+    const end = value.indexOf('\n', start);
+    if (end < 0) throw new Error(`Malformed ${what} in Redis`);
+    parts.push(value.slice(start, end));
+    start = end + 1;
+  }
+  parts.push(value.slice(start));
+  return parts;
+}
+
+type ObjectReader = { string(name: string): string; number(name: string): number };
+
+function readObject(value: unknown, what: string): ObjectReader {
+  if (typeof value !== 'object' || value === null) throw new Error(`Malformed ${what} in Redis`);
+  const fields = value as Record<string, unknown>;
+  return {
+    string: (name) => asString(fields[name], `${what} ${name}`),
+    number: (name) => asNumber(fields[name], `${what} ${name}`),
+  };
+}
+
+function asString(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw new Error(`Malformed ${what} in Redis`);
+  return value;
+}
+
+function asNumber(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new Error(`Malformed ${what} in Redis`);
+  }
+  return value;
+}
+
+function asEpoch(value: string | undefined, what: string): number {
+  const number = Number(value);
+  if (value === undefined || !/^\d+$/.test(value) || !Number.isSafeInteger(number)) {
+    throw new Error(`Malformed ${what} in Redis`);
+  }
+  return number;
+}
+
+function asCount(reply: unknown): number {
+  if (typeof reply !== 'number') throw new Error('Unexpected reply from Redis: not a count');
+  return reply;
+}
+
+function asOnboardingMode(value: string): OnboardingMode {
+  if (value === 'none' || value === 'platform' || value === 'central') return value;
+  throw new Error('Malformed transaction onboardingMode in Redis');
+}
+
+function asBindResult(reply: unknown): BindResult {
+  if (reply === 'bound' || reply === 'already_bound' || reply === 'not_found') return reply;
+  throw new Error('Unexpected reply from Redis to bind');
+}
+
+function asIssueResult(reply: unknown): IssueResult {
+  if (reply === 'issued' || reply === 'conflict') return reply;
+  throw new Error('Unexpected reply from Redis to issue');
+}

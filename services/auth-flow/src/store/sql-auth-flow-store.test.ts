@@ -1,0 +1,100 @@
+// SQL-only parts of the store, on real PostgreSQL and on PGlite: purgeExpired and the
+// migration's way down.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { migrateSchema, rollbackSchema } from '@gateway/db';
+import { authFlowMigrations } from '../authflow-migrations.js';
+import type { SqlAuthFlowStore } from './sql-auth-flow-store.js';
+import { MINUTE, newHandoff, newSession, newTransaction } from './testing/fixtures.js';
+import { sqlFactories } from './testing/store-harness.js';
+import type { SqlStoreHandle } from './testing/store-harness.js';
+
+describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
+  let handle: SqlStoreHandle;
+  let store: SqlAuthFlowStore;
+
+  beforeAll(async () => {
+    handle = (await factory.open()) as SqlStoreHandle;
+    store = handle.store;
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+
+  async function count(table: string): Promise<number> {
+    const rows: Array<{ n: unknown }> = await handle.db.knex(`authflow.${table}`).count({ n: '*' });
+    return Number(rows[0]?.n);
+  }
+
+  it('purgeExpired deletes expired transactions, expired or revoked sessions, and handoffs only once their transaction expired too', async () => {
+    await handle.db.knex('authflow.handoffs').del();
+    await handle.db.knex('authflow.transactions').del();
+    await handle.db.knex('authflow.sessions').del();
+    const now = Date.now();
+
+    const expiredTransaction = newTransaction(now - 20 * MINUTE, { expiresAt: now - MINUTE });
+    const liveTransaction = newTransaction(now);
+    await store.createTransaction(expiredTransaction);
+    await store.createTransaction(liveTransaction);
+    // The handoff of the live transaction expired; the other's transaction expired as well.
+    const spentHandoff = newHandoff(liveTransaction, now - 2 * MINUTE, { expiresAt: now - MINUTE });
+    const orphanHandoff = newHandoff(expiredTransaction, now - 2 * MINUTE, {
+      expiresAt: now - MINUTE,
+    });
+    await store.issueHandoff(spentHandoff);
+    await store.issueHandoff(orphanHandoff);
+
+    const liveSession = newSession(now);
+    const expiredSession = newSession(now - 120 * MINUTE, { expiresAt: now - MINUTE });
+    const revokedSession = newSession(now);
+    for (const session of [liveSession, expiredSession, revokedSession]) {
+      await store.createSession(session);
+    }
+    await store.revokeSession(revokedSession.tokenHash, now);
+
+    await expect(store.purgeExpired(now)).resolves.toEqual({
+      transactions: 1,
+      handoffs: 1,
+      sessions: 2,
+    });
+    expect(await count('transactions')).toBe(1);
+    expect(await count('sessions')).toBe(1);
+    await expect(store.getSession(liveSession.tokenHash, now)).resolves.toEqual(liveSession);
+    // The kept handoff row still refuses a second issue for its live transaction.
+    await expect(store.issueHandoff(newHandoff(liveTransaction, now))).resolves.toBe('conflict');
+
+    // Once the transaction has expired too, everything goes.
+    await expect(store.purgeExpired(liveTransaction.expiresAt)).resolves.toEqual({
+      transactions: 1,
+      handoffs: 1,
+      sessions: 0,
+    });
+    expect(await count('handoffs')).toBe(0);
+  });
+
+  it('a redeemed handoff keeps no encrypted session token', async () => {
+    const now = Date.now();
+    const transaction = newTransaction(now);
+    await store.createTransaction(transaction);
+    const handoff = newHandoff(transaction, now);
+    await store.issueHandoff(handoff);
+    await store.redeemHandoff(handoff.codeHash, now);
+    const row: { session_token_encrypted: string | null; redeemed_at: Date | null } | undefined =
+      await handle.db.knex('authflow.handoffs').where({ code_hash: handoff.codeHash }).first();
+    expect(row?.session_token_encrypted).toBe(null);
+    expect(row?.redeemed_at?.getTime()).toBe(now);
+  });
+
+  it('the migration rolls back (dropping its tables) and applies again', async () => {
+    const ours = '20261201_0001_create_login_flow_tables';
+    const tables = async () =>
+      handle.db
+        .knex('pg_catalog.pg_tables')
+        .where({ schemaname: 'authflow' })
+        .whereIn('tablename', ['transactions', 'handoffs', 'sessions'])
+        .pluck<string[]>('tablename');
+    expect(await rollbackSchema(handle.db, authFlowMigrations, { all: true })).toContain(ours);
+    expect(await tables()).toEqual([]);
+    expect(await migrateSchema(handle.db, authFlowMigrations)).toContain(ours);
+    expect((await tables()).sort()).toEqual(['handoffs', 'sessions', 'transactions']);
+  });
+});

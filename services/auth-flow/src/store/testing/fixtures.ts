@@ -1,0 +1,76 @@
+// Test support: records with fresh random ids and hashes, so cases never share a key.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { HandoffRecord, SessionRecord, TransactionRecord } from '../auth-flow-store.js';
+
+export const MINUTE = 60_000;
+
+/** A value shaped like a SHA-256 base64url hash (43 characters). */
+export function fakeHash(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** A value shaped like a keyring ciphertext of `plaintextBytes` bytes. */
+export function fakeCiphertext(plaintextBytes = 32): string {
+  const part = (bytes: number) => randomBytes(bytes).toString('base64url');
+  return `v1.k1.${part(12)}.${part(plaintextBytes)}.${part(16)}`;
+}
+
+export function newTransaction(
+  now: number,
+  overrides: Partial<TransactionRecord> = {},
+): TransactionRecord {
+  return {
+    id: randomUUID(),
+    stateHash: fakeHash(),
+    nonceHash: fakeHash(),
+    pkceVerifierEncrypted: fakeCiphertext(43),
+    platformId: randomUUID(),
+    platformKey: 'DEMO_PLATFORM',
+    environmentKey: 'PROD',
+    onboardingMode: 'central',
+    redirectPairId: randomUUID(),
+    callbackUrl: 'https://demo.example.com/auth/callback',
+    returnTo: 'https://demo.example.com/dashboard?tab=1',
+    createdAt: now,
+    expiresAt: now + 10 * MINUTE,
+    consumedAt: null,
+    userId: null,
+    sessionId: null,
+    ...overrides,
+  };
+}
+
+export function newHandoff(
+  transaction: TransactionRecord,
+  now: number,
+  overrides: Partial<HandoffRecord> = {},
+): HandoffRecord {
+  return {
+    codeHash: fakeHash(),
+    transactionId: transaction.id,
+    platformId: transaction.platformId,
+    platformKey: transaction.platformKey,
+    callbackUrl: transaction.callbackUrl,
+    userId: transaction.userId ?? randomUUID(),
+    sessionId: transaction.sessionId ?? randomUUID(),
+    sessionTokenEncrypted: fakeCiphertext(32),
+    createdAt: now,
+    expiresAt: now + MINUTE,
+    ...overrides,
+  };
+}
+
+export function newSession(now: number, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id: randomUUID(),
+    tokenHash: fakeHash(),
+    userId: randomUUID(),
+    environmentKey: 'PROD',
+    platformKey: 'DEMO_PLATFORM',
+    permissions: ['platforms:admin', 'onboarding:schema:read', 'onboarding:schema:write'],
+    idTokenEncrypted: fakeCiphertext(64),
+    createdAt: now,
+    expiresAt: now + 60 * MINUTE,
+    ...overrides,
+  };
+}
