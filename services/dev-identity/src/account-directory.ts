@@ -1,0 +1,230 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type {
+  DevAccount,
+  DevAccountStatus,
+  DevAccountView,
+  DevStore,
+} from './dev-identity-options.js';
+import { hashPassword, isPasswordHash, verifyNoPassword, verifyPassword } from './passwords.js';
+
+/** An account as the directory keeps it: a subject, a status and a password hash, always. */
+type StoredAccount = DevAccountView & { passwordHash: string };
+
+export type SignInResult =
+  | { ok: true; account: DevAccountView }
+  | { ok: false; reason: 'invalid_credentials' | 'suspended' };
+
+export type Registration = { email: string; password: string; name?: string };
+
+export type PasswordChangeResult = 'changed' | 'wrong_password' | 'unknown_account';
+
+/**
+ * The accounts of every environment. An account belongs to exactly one environment: the
+ * same e-mail address in two environments is two unrelated accounts with different subjects.
+ */
+export type AccountDirectory = {
+  /** An active account by subject; undefined when unknown or suspended. */
+  findActive(environmentKey: string, subject: string): DevAccountView | undefined;
+  exists(environmentKey: string, subject: string): boolean;
+  signIn(environmentKey: string, email: string, password: string): Promise<SignInResult>;
+  /** undefined when the e-mail address is taken in that environment. */
+  register(environmentKey: string, registration: Registration): Promise<DevAccountView | undefined>;
+  /** false for an unknown subject. */
+  suspend(environmentKey: string, subject: string): Promise<boolean>;
+  changePassword(
+    environmentKey: string,
+    subject: string,
+    currentPassword: string,
+    newPassword: string,
+  ): Promise<PasswordChangeResult>;
+  list(environmentKey: string): DevAccountView[];
+};
+
+/**
+ * Loads the stored accounts, adds the seed accounts the store does not hold yet (by
+ * environment and e-mail address; stored accounts win, so a suspension or a changed password
+ * survives a restart), and saves the result when something was added.
+ */
+export async function openAccountDirectory(options: {
+  environmentKeys: readonly string[];
+  seed: readonly DevAccount[];
+  store: DevStore<DevAccount> | undefined;
+}): Promise<AccountDirectory> {
+  const known = new Set(options.environmentKeys);
+  const bySubject = new Map<string, StoredAccount>();
+  const byEmail = new Map<string, StoredAccount>();
+  const add = (account: StoredAccount) => {
+    bySubject.set(subjectKey(account.environmentKey, account.subject), account);
+    byEmail.set(emailKey(account.environmentKey, account.email), account);
+  };
+
+  const addChecked = async (account: DevAccount, setting: string) => {
+    checkAccount(account, setting, known);
+    if (byEmail.has(emailKey(account.environmentKey, account.email))) {
+      throw new Error(`${setting}: ${account.email} is repeated in ${account.environmentKey}`);
+    }
+    const subject = account.subject ?? seedSubject(account.environmentKey, account.email);
+    if (bySubject.has(subjectKey(account.environmentKey, subject))) {
+      throw new Error(`${setting}: subject ${subject} is repeated in ${account.environmentKey}`);
+    }
+    add({
+      environmentKey: account.environmentKey,
+      subject,
+      email: account.email,
+      emailVerified: account.emailVerified,
+      ...(account.name === undefined ? {} : { name: account.name }),
+      ...(account.picture === undefined ? {} : { picture: account.picture }),
+      status: account.status ?? 'active',
+      passwordHash: account.passwordHash ?? (await hashPassword(account.password ?? '')),
+    });
+  };
+
+  const stored = await options.store?.load();
+  // A plain-text password in the store (edited by hand) is saved back as a hash.
+  let changed = stored?.some((account) => account.passwordHash === undefined) ?? true;
+  for (const [index, account] of (stored ?? []).entries()) {
+    await addChecked(account, `stored account ${index}`);
+  }
+  const seedEmails = new Set<string>();
+  for (const [index, account] of options.seed.entries()) {
+    const key = emailKey(account.environmentKey, account.email);
+    if (seedEmails.has(key)) {
+      throw new Error(
+        `accounts[${index}]: ${account.email} is repeated in ${account.environmentKey}`,
+      );
+    }
+    seedEmails.add(key);
+    if (byEmail.has(key)) continue; // the stored account wins
+    await addChecked(account, `accounts[${index}]`);
+    changed = true;
+  }
+
+  // Saves run one after the other, each with the whole list as it is when it starts.
+  let saving = Promise.resolve();
+  const persist = async () => {
+    const store = options.store;
+    if (store === undefined) return;
+    const next = saving.then(() => store.save([...bySubject.values()].map(toDevAccount)));
+    saving = next.catch(() => undefined);
+    await next;
+  };
+  if (changed) await persist();
+
+  const findStored = (environmentKey: string, subject: string) =>
+    bySubject.get(subjectKey(environmentKey, subject));
+
+  return {
+    findActive(environmentKey, subject) {
+      const account = findStored(environmentKey, subject);
+      return account === undefined || account.status !== 'active' ? undefined : toView(account);
+    },
+    exists: (environmentKey, subject) => findStored(environmentKey, subject) !== undefined,
+    async signIn(environmentKey, email, password) {
+      const account = byEmail.get(emailKey(environmentKey, email));
+      const valid =
+        account === undefined
+          ? await verifyNoPassword(password)
+          : await verifyPassword(password, account.passwordHash);
+      if (account === undefined || !valid) return { ok: false, reason: 'invalid_credentials' };
+      if (account.status === 'suspended') return { ok: false, reason: 'suspended' };
+      return { ok: true, account: toView(account) };
+    },
+    async register(environmentKey, registration) {
+      if (byEmail.has(emailKey(environmentKey, registration.email))) return undefined;
+      const passwordHash = await hashPassword(registration.password);
+      // Checked again: another registration may have taken the address while hashing.
+      if (byEmail.has(emailKey(environmentKey, registration.email))) return undefined;
+      const account: StoredAccount = {
+        environmentKey,
+        subject: randomUUID(),
+        email: registration.email,
+        // The development service sends no e-mail, so a new address counts as verified.
+        emailVerified: true,
+        ...(registration.name === undefined ? {} : { name: registration.name }),
+        status: 'active',
+        passwordHash,
+      };
+      add(account);
+      await persist();
+      return toView(account);
+    },
+    async suspend(environmentKey, subject) {
+      const account = findStored(environmentKey, subject);
+      if (account === undefined) return false;
+      if (account.status !== 'suspended') {
+        account.status = 'suspended';
+        await persist();
+      }
+      return true;
+    },
+    async changePassword(environmentKey, subject, currentPassword, newPassword) {
+      const account = findStored(environmentKey, subject);
+      if (account === undefined) return 'unknown_account';
+      if (!(await verifyPassword(currentPassword, account.passwordHash))) return 'wrong_password';
+      account.passwordHash = await hashPassword(newPassword);
+      await persist();
+      return 'changed';
+    },
+    list: (environmentKey) =>
+      [...bySubject.values()]
+        .filter((account) => account.environmentKey === environmentKey)
+        .map(toView),
+  };
+}
+
+function checkAccount(account: DevAccount, setting: string, known: ReadonlySet<string>): void {
+  if (!known.has(account.environmentKey)) {
+    throw new Error(
+      `${setting}: environmentKey "${account.environmentKey}" is not one of the environments (${[...known].join(', ')})`,
+    );
+  }
+  if (!/^[^\s@]+@[^\s@]+$/.test(account.email)) {
+    throw new Error(`${setting}: email "${account.email}" is not an e-mail address`);
+  }
+  if (account.passwordHash !== undefined && !isPasswordHash(account.passwordHash)) {
+    throw new Error(`${setting}: passwordHash is not a scrypt hash of this service`);
+  }
+  if (account.passwordHash === undefined && (account.password ?? '') === '') {
+    throw new Error(`${setting}: needs a password or a passwordHash`);
+  }
+  if (account.status !== undefined && !accountStatuses.includes(account.status)) {
+    throw new Error(`${setting}: status must be one of ${accountStatuses.join(', ')}`);
+  }
+}
+
+const accountStatuses: readonly DevAccountStatus[] = ['active', 'suspended'];
+
+/**
+ * A stable UUID for a seed account without a subject, so the gateway finds the same local
+ * user after a restart even without an account store (UUID version 8, RFC 9562).
+ */
+export function seedSubject(environmentKey: string, email: string): string {
+  const bytes = createHash('sha256')
+    .update(`dev-identity seed subject\0${environmentKey}\0${email.toLowerCase()}`)
+    .digest()
+    .subarray(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x80;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const subjectKey = (environmentKey: string, subject: string) => `${environmentKey}\n${subject}`;
+const emailKey = (environmentKey: string, email: string) =>
+  `${environmentKey}\n${email.trim().toLowerCase()}`;
+
+function toView(account: StoredAccount): DevAccountView {
+  return {
+    environmentKey: account.environmentKey,
+    subject: account.subject,
+    email: account.email,
+    emailVerified: account.emailVerified,
+    ...(account.name === undefined ? {} : { name: account.name }),
+    ...(account.picture === undefined ? {} : { picture: account.picture }),
+    status: account.status,
+  };
+}
+
+function toDevAccount(account: StoredAccount): DevAccount {
+  return { ...toView(account), passwordHash: account.passwordHash };
+}

@@ -1,0 +1,217 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccountDirectory } from './account-directory.js';
+import type { DevAccountView } from './dev-identity-options.js';
+import type { EnvironmentProvider } from './environment-provider.js';
+import { html } from './html.js';
+import { readForm, sendPage } from './http-io.js';
+import { renderPage } from './page-layout.js';
+import { newPasswordProblem } from './passwords.js';
+import { errorMessage } from './sign-in-pages.js';
+
+/**
+ * `/account?env=<KEY>` (default PROD), the accountManagementUrl of spec 2.5 (issuer origin +
+ * `/account`): who is signed in to that environment's identity session, and a form to change
+ * the password (`POST /account/password?env=<KEY>`). Passwords and sign-in methods are
+ * managed here, never at the gateway (spec 4.8).
+ *
+ * CSRF: the identity session cookie is SameSite=Lax, so a cross-site post arrives without it;
+ * the form also carries a token bound to the session (HMAC with a per-process key).
+ */
+export type AccountPages = {
+  show(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+  changePassword(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+};
+
+export const defaultAccountEnvironment = 'PROD';
+
+export function createAccountPages(options: {
+  environments: ReadonlyMap<string, EnvironmentProvider>;
+  directory: AccountDirectory;
+  csrfKey: Buffer;
+}): AccountPages {
+  const { environments, directory, csrfKey } = options;
+
+  const csrfToken = (environmentKey: string, sessionId: string) =>
+    createHmac('sha256', csrfKey)
+      .update(`account\0${environmentKey}\0${sessionId}`)
+      .digest('base64url');
+
+  /** The environment named by `?env` and the account signed in to it, if any. */
+  const resolve = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    const key = url.searchParams.get('env') ?? defaultAccountEnvironment;
+    const environment = environments.get(key);
+    if (environment === undefined) return undefined;
+    const { provider } = environment;
+    const sessionId = provider
+      .createContext(req, res)
+      .cookies.get(provider.cookieName('session'), { signed: true });
+    const session = sessionId === undefined ? undefined : await provider.Session.find(sessionId);
+    const accountId = session?.accountId;
+    const account =
+      accountId === undefined
+        ? undefined
+        : directory.findActive(environment.environment.key, accountId);
+    return {
+      environment,
+      signedIn:
+        account === undefined || sessionId === undefined
+          ? undefined
+          : { account, csrf: csrfToken(environment.environment.key, sessionId) },
+    };
+  };
+
+  const render = (
+    res: ServerResponse,
+    status: number,
+    state: NonNullable<Awaited<ReturnType<typeof resolve>>>,
+    message?: { error?: string; notice?: string },
+  ) => {
+    const { environment, signedIn } = state;
+    const others = [...environments.values()].filter((other) => other !== environment);
+    sendPage(
+      res,
+      status,
+      renderPage(
+        { title: 'Your account', subtitle: environment.label },
+        html`${errorMessage(message?.error)}${
+            message?.notice === undefined
+              ? ''
+              : html`<p class="notice" role="status">${message.notice}</p>`
+          }
+          ${signedIn === undefined ? notSignedIn() : accountDetails(signedIn.account)}
+          <p>
+            Your password and your sign-in methods are managed here, by the identity service, not by
+            the applications you use. This development identity service offers one sign-in method:
+            e-mail address and password.
+          </p>
+          ${signedIn === undefined ? '' : passwordForm(environment.environment.key, signedIn.csrf)}
+          ${
+            others.length === 0
+              ? ''
+              : html`<p class="switch">Other environments: ${environmentLinks(others)}</p>`
+          }`,
+      ),
+    );
+  };
+
+  const unknownEnvironment = (res: ServerResponse, url: URL) =>
+    sendPage(
+      res,
+      404,
+      renderPage(
+        { title: 'Your account' },
+        html`${errorMessage(`There is no environment "${url.searchParams.get('env') ?? defaultAccountEnvironment}".`)}
+          <p>Environments: ${environmentLinks([...environments.values()])}</p>`,
+      ),
+    );
+
+  return {
+    async show(req, res, url) {
+      const state = await resolve(req, res, url);
+      if (state === undefined) unknownEnvironment(res, url);
+      else render(res, 200, state);
+    },
+    async changePassword(req, res, url) {
+      const state = await resolve(req, res, url);
+      if (state === undefined) {
+        unknownEnvironment(res, url);
+        return;
+      }
+      const form = await readForm(req);
+      const { signedIn } = state;
+      if (signedIn === undefined || !sameToken(form.get('csrf') ?? '', signedIn.csrf)) {
+        render(res, 403, state, {
+          error: 'Your session changed or expired. Sign in again and retry.',
+        });
+        return;
+      }
+      const newPassword = form.get('newPassword') ?? '';
+      const problem = newPasswordProblem(newPassword, form.get('newPasswordConfirmation') ?? '');
+      if (problem !== undefined) {
+        render(res, 400, state, { error: problem });
+        return;
+      }
+      const outcome = await directory.changePassword(
+        state.environment.environment.key,
+        signedIn.account.subject,
+        form.get('currentPassword') ?? '',
+        newPassword,
+      );
+      if (outcome === 'changed') render(res, 200, state, { notice: 'Your password is changed.' });
+      else render(res, 400, state, { error: 'The current password is not correct.' });
+    },
+  };
+}
+
+function environmentLinks(list: readonly EnvironmentProvider[]) {
+  return list.map(
+    (environment, index) =>
+      html`${index === 0 ? '' : ', '}<a
+          href="/account?env=${encodeURIComponent(environment.environment.key)}"
+          >${environment.label}</a
+        >`,
+  );
+}
+
+function notSignedIn() {
+  return html`<p>
+    You are not signed in to this environment. Sign in through an application that uses it, then
+    come back.
+  </p>`;
+}
+
+function accountDetails(account: DevAccountView) {
+  return html`<dl>
+    <dt>E-mail</dt>
+    <dd>${account.email}${account.emailVerified ? ' (verified)' : ' (not verified)'}</dd>
+    ${
+      account.name === undefined
+        ? ''
+        : html`<dt>Name</dt>
+            <dd>${account.name}</dd>`
+    }
+    <dt>Subject</dt>
+    <dd>${account.subject}</dd>
+  </dl>`;
+}
+
+function passwordForm(environmentKey: string, csrf: string) {
+  return html`<form
+    method="post"
+    action="/account/password?env=${encodeURIComponent(environmentKey)}"
+  >
+    <input type="hidden" name="csrf" value="${csrf}" />
+    <label for="currentPassword">Current password</label>
+    <input
+      id="currentPassword"
+      name="currentPassword"
+      type="password"
+      autocomplete="current-password"
+      required
+    />
+    <label for="newPassword">New password</label>
+    <input
+      id="newPassword"
+      name="newPassword"
+      type="password"
+      autocomplete="new-password"
+      required
+    />
+    <label for="newPasswordConfirmation">New password, again</label>
+    <input
+      id="newPasswordConfirmation"
+      name="newPasswordConfirmation"
+      type="password"
+      autocomplete="new-password"
+      required
+    />
+    <button type="submit">Change password</button>
+  </form>`;
+}
+
+function sameToken(received: string, expected: string): boolean {
+  const a = Buffer.from(received);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

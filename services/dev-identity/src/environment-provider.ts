@@ -1,0 +1,219 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JWK } from 'jose';
+import type {
+  Account,
+  ClientMetadata,
+  Configuration,
+  JWKS,
+  KoaContextWithOIDC,
+} from 'oidc-provider';
+import type { AccountDirectory } from './account-directory.js';
+import type { DevClient, DevEnvironment, DevSigningAlg } from './dev-identity-options.js';
+import { constructProvider, type Provider } from './oidc-provider-loader.js';
+import { pageHeaders } from './page-layout.js';
+import { renderErrorPage, renderLogoutPage, renderSignedOutPage } from './provider-pages.js';
+import { SearchableMemoryStore } from './searchable-memory-store.js';
+
+/** Scopes of the machine (client_credentials) tokens the gateway's admin routes accept (spec 5). */
+export const machineScopes = [
+  'platforms:admin',
+  'onboarding:schema:read',
+  'onboarding:schema:write',
+] as const;
+const userScopes = ['openid', 'profile', 'email', 'offline_access'] as const;
+
+/** What a JWT access token for the audience may carry in `scope`. */
+const resourceServerScope = ['openid', 'profile', 'email', ...machineScopes].join(' ');
+
+const tokenRoute = '/oauth2/token';
+const authorizationRoute = '/auth';
+
+const minute = 60;
+const hour = 60 * minute;
+const day = 24 * hour;
+
+/** The issuer of one identity environment and what the service needs to reach into it. */
+export type EnvironmentProvider = {
+  environment: DevEnvironment;
+  /** `<publicOrigin>/api/auth/env/<KEY>` */
+  issuer: string;
+  /** `/api/auth/env/<KEY>` */
+  mountPath: string;
+  /** "Display name (KEY)", shown on every page. */
+  label: string;
+  provider: Provider;
+  /** oidc-provider's storage: sessions, grants and tokens, searchable by account. */
+  store: SearchableMemoryStore;
+  /** Hands a request for a path under `mountPath` to oidc-provider. */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL): void;
+};
+
+export async function createEnvironmentProvider(options: {
+  environment: DevEnvironment;
+  publicOrigin: string;
+  audience: string;
+  signingAlg: DevSigningAlg;
+  signingKeys: JWK[];
+  cookieKeys: string[];
+  directory: AccountDirectory;
+}): Promise<EnvironmentProvider> {
+  const { environment, directory, audience, signingAlg: alg } = options;
+  const mountPath = `/api/auth/env/${environment.key}`;
+  const issuer = `${options.publicOrigin}${mountPath}`;
+  const label = `${environment.displayName} (${environment.key})`;
+  const store = new SearchableMemoryStore();
+
+  const findAccount = (_ctx: KoaContextWithOIDC, sub: string): Account | undefined => {
+    // A suspended account is no account: its sessions log out and its refresh tokens fail.
+    const account = directory.findActive(environment.key, sub);
+    if (account === undefined) return undefined;
+    return {
+      accountId: sub,
+      claims: () => ({
+        sub,
+        email: account.email,
+        email_verified: account.emailVerified,
+        ...(account.name === undefined ? {} : { name: account.name }),
+        ...(account.picture === undefined ? {} : { picture: account.picture }),
+      }),
+    };
+  };
+
+  const provider = await constructProvider(issuer, (errors): Configuration => ({
+    adapter: store.adapterFor,
+    clients: environment.clients.map((client) => clientMetadata(client, alg)),
+    jwks: { keys: options.signingKeys } as JWKS,
+    findAccount,
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'picture'],
+    },
+    scopes: [...userScopes, ...machineScopes],
+    // spec 4.1: `screen_hint=signup` opens the registration page instead of sign-in.
+    extraParams: ['screen_hint'],
+    // The ID token carries the scope's claims itself (the gateway reads no userinfo).
+    conformIdTokenClaims: false,
+    cookies: {
+      keys: options.cookieKeys,
+      // Every environment shares the host, so each needs its own cookie names.
+      names: {
+        session: `idp_${environment.key}_session`,
+        interaction: `idp_${environment.key}_interaction`,
+        resume: `idp_${environment.key}_resume`,
+      },
+      long: { httpOnly: true, sameSite: 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    pkce: { required: () => true },
+    routes: { authorization: authorizationRoute, token: tokenRoute },
+    interactions: {
+      url: (_ctx, interaction) => `${mountPath}/interaction/${interaction.uid}`,
+    },
+    ttl: {
+      AccessToken: 10 * minute,
+      AuthorizationCode: minute,
+      ClientCredentials: 10 * minute,
+      IdToken: hour,
+      Interaction: hour,
+      // A working day: after it the browser signs in again.
+      Session: 8 * hour,
+      Grant: 14 * day,
+      RefreshToken: 14 * day,
+    },
+    clientBasedCORS: () => false,
+    renderError: (ctx, out) => {
+      ctx.set(pageHeaders);
+      ctx.body = renderErrorPage({
+        environmentLabel: label,
+        error: out.error,
+        description: out.error_description,
+      });
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => {
+          const accountId = ctx.oidc.session?.accountId;
+          const account =
+            accountId === undefined ? undefined : directory.findActive(environment.key, accountId);
+          ctx.set(pageHeaders);
+          ctx.body = renderLogoutPage({
+            environmentLabel: label,
+            providerForm: form,
+            signedInAs: account?.email,
+            // oidc-provider has validated the hint (signature, audience) by now.
+            autoSubmit: typeof ctx.oidc.params?.id_token_hint === 'string',
+          });
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.set(pageHeaders);
+          ctx.body = renderSignedOutPage(label);
+        },
+      },
+      resourceIndicators: {
+        enabled: true,
+        // Without `resource` the access token is opaque, as spec 5 describes; with the
+        // audience it is a JWT. A code granted for the audience keeps it at the token endpoint.
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resourceIndicator) => {
+          if (resourceIndicator !== audience) throw new errors.InvalidTarget();
+          return {
+            scope: resourceServerScope,
+            audience,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: 10 * minute,
+            jwt: { sign: { alg } },
+          };
+        },
+      },
+    },
+    // A user's access token names its e-mail address (the gateway tells users from
+    // machines by it, spec 5); a machine token has none.
+    extraTokenClaims: (_ctx, token) => {
+      const accountId = 'accountId' in token ? token.accountId : undefined;
+      if (accountId === undefined || !token.scopes.has('email')) return undefined;
+      const account = directory.findActive(environment.key, accountId);
+      if (account === undefined) return undefined;
+      return { email: account.email, email_verified: account.emailVerified };
+    },
+  }));
+
+  const callback = provider.callback();
+  return {
+    environment,
+    issuer,
+    mountPath,
+    label,
+    provider,
+    store,
+    handle(req, res, url) {
+      // oidc-provider builds its URLs from the mount path: it takes it from req.baseUrl when
+      // req.originalUrl is absent. (Deriving it from originalUrl, as it would otherwise, finds
+      // the wrong prefix for paths like `/auth/<uid>` under `/api/auth/...`.)
+      const request = req as IncomingMessage & { originalUrl?: string; baseUrl?: string };
+      delete request.originalUrl;
+      request.baseUrl = mountPath;
+      request.url = `${url.pathname.slice(mountPath.length) || '/'}${url.search}`;
+      void callback(req, res);
+    },
+  };
+}
+
+function clientMetadata(client: DevClient, alg: DevSigningAlg): ClientMetadata {
+  const codeFlow = client.grantTypes.includes('authorization_code');
+  const scopes = client.scopes ?? (codeFlow ? userScopes : machineScopes);
+  return {
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: client.grantTypes,
+    response_types: codeFlow ? ['code'] : [],
+    redirect_uris: client.redirectUris,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
+    id_token_signed_response_alg: alg,
+    scope: scopes.join(' '),
+  };
+}

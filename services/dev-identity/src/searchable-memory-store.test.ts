@@ -1,0 +1,63 @@
+import { describe, expect, it } from '@jest/globals';
+import { SearchableMemoryStore } from './searchable-memory-store.js';
+
+describe('SearchableMemoryStore', () => {
+  it('finds, consumes and destroys per model, and by session uid', async () => {
+    const store = new SearchableMemoryStore();
+    const sessions = store.adapterFor('Session');
+    await sessions.upsert('s1', { uid: 'u1', accountId: 'alice' }, 60);
+    expect(await sessions.find('s1')).toMatchObject({ accountId: 'alice' });
+    expect(await sessions.findByUid('u1')).toMatchObject({ accountId: 'alice' });
+    expect(await store.adapterFor('Grant').find('s1')).toBeUndefined();
+    const codes = store.adapterFor('AuthorizationCode');
+    await codes.upsert('c1', { grantId: 'g1', accountId: 'alice' }, 60);
+    await codes.consume('c1');
+    expect((await codes.find('c1'))?.consumed).toEqual(expect.any(Number));
+    await sessions.destroy('s1');
+    expect(await sessions.findByUid('u1')).toBeUndefined();
+  });
+
+  it('forgets expired entries', async () => {
+    const store = new SearchableMemoryStore();
+    const tokens = store.adapterFor('RefreshToken');
+    await tokens.upsert('t1', { accountId: 'alice' }, 0);
+    expect(await tokens.find('t1')).toBeUndefined();
+  });
+
+  it('revokes by grant within one model', async () => {
+    const store = new SearchableMemoryStore();
+    await store.adapterFor('RefreshToken').upsert('r1', { grantId: 'g1' }, 60);
+    await store.adapterFor('AccessToken').upsert('a1', { grantId: 'g1' }, 60);
+    await store.adapterFor('RefreshToken').revokeByGrantId('g1');
+    expect(await store.adapterFor('RefreshToken').find('r1')).toBeUndefined();
+    expect(await store.adapterFor('AccessToken').find('a1')).toBeDefined();
+  });
+
+  it("destroys everything of one account and of its grants, and nothing of another's", async () => {
+    const store = new SearchableMemoryStore();
+    await store.adapterFor('Session').upsert('s1', { uid: 'u1', accountId: 'alice' }, 60);
+    await store.adapterFor('Grant').upsert('g1', { accountId: 'alice' }, 60);
+    await store.adapterFor('RefreshToken').upsert('r1', { grantId: 'g1', accountId: 'alice' }, 60);
+    // A token of Alice's grant that does not name her (stored by another path).
+    await store.adapterFor('AccessToken').upsert('a1', { grantId: 'g1' }, 60);
+    await store
+      .adapterFor('Interaction')
+      .upsert('i1', { session: { accountId: 'alice', uid: 'u1' } }, 60);
+    await store.adapterFor('Session').upsert('s2', { uid: 'u2', accountId: 'bob' }, 60);
+    await store.adapterFor('RefreshToken').upsert('r2', { grantId: 'g2', accountId: 'bob' }, 60);
+
+    expect(store.revokeAccount('alice')).toBe(5);
+    for (const [model, id] of [
+      ['Session', 's1'],
+      ['Grant', 'g1'],
+      ['RefreshToken', 'r1'],
+      ['AccessToken', 'a1'],
+      ['Interaction', 'i1'],
+    ] as const) {
+      expect(await store.adapterFor(model).find(id)).toBeUndefined();
+    }
+    expect(await store.adapterFor('Session').findByUid('u1')).toBeUndefined();
+    expect(await store.adapterFor('Session').find('s2')).toBeDefined();
+    expect(await store.adapterFor('RefreshToken').find('r2')).toBeDefined();
+  });
+});
