@@ -9,7 +9,7 @@ import type {
   JWKS,
   KoaContextWithOIDC,
 } from 'oidc-provider';
-import { createCookieJar } from './cookie-jar.js';
+import { createCookieJar, type CookieJar } from './cookie-jar.js';
 import { createTestSigningKey, type TestSigningAlg } from './test-signing-key.js';
 
 export type TestClient = {
@@ -75,9 +75,20 @@ export type TestOpenIdProvider = {
     clientId?: string;
     nonce?: string;
   }): Promise<{ accessToken: string; idToken: string }>;
+  /**
+   * A browser for this provider with its own cookie jar: signs in from an authorize URL made
+   * by someone else (the gateway) and follows an end-session URL, each until the provider
+   * sends the browser away from its own origin; answers that URL.
+   */
+  browser(): TestBrowser;
   /** The public signing keys as published at jwks_uri (even with `emptyJwks`). */
   signingKeys(): JWK[];
   close(): Promise<void>;
+};
+
+export type TestBrowser = {
+  signIn(authorizeUrl: string, accountId: string): Promise<URL>;
+  endSession(logoutUrl: string): Promise<URL>;
 };
 
 export const testMachineScopes = [
@@ -301,6 +312,16 @@ export async function startTestOpenIdProvider(
       const body = await tokenRequest(client, form);
       return stringField(body, 'access_token');
     },
+    browser() {
+      const jar = createCookieJar();
+      const leavesProvider = (url: URL) => url.origin !== origin;
+      return {
+        signIn: (authorizeUrl, accountId) =>
+          followProviderPages({ startUrl: authorizeUrl, accountId, jar, isDone: leavesProvider }),
+        endSession: (logoutUrl) =>
+          followProviderPages({ startUrl: logoutUrl, accountId: '', jar, isDone: leavesProvider }),
+      };
+    },
     async userTokens(request) {
       const client = findClient(request.clientId, 'user');
       const redirectUri = client.redirectUris[0] as string;
@@ -395,8 +416,37 @@ async function authorize(request: {
     ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
   }).toString();
 
-  const jar = createCookieJar();
-  let url = start.href;
+  const next = await followProviderPages({
+    startUrl: start.href,
+    accountId: request.accountId,
+    jar: createCookieJar(),
+    isDone: (url) => `${url.origin}${url.pathname}` === request.redirectUri,
+  });
+  const error = next.searchParams.get('error');
+  if (error !== null) {
+    throw new Error(
+      `The test OpenID Provider answered ${error}: ${next.searchParams.get('error_description') ?? ''}`,
+    );
+  }
+  if (next.searchParams.get('state') !== state) throw new Error('state mismatch');
+  const code = next.searchParams.get('code');
+  if (code === null) throw new Error('The test OpenID Provider returned no code');
+  return { code, verifier };
+}
+
+/**
+ * Follows the provider's redirects and answers its pages as a user would: the dev login
+ * (any password), consent, and the end-session confirmation; stops at the first redirect
+ * for which `isDone` is true and answers it.
+ */
+async function followProviderPages(request: {
+  startUrl: string;
+  accountId: string;
+  jar: CookieJar;
+  isDone: (url: URL) => boolean;
+}): Promise<URL> {
+  const { jar } = request;
+  let url = request.startUrl;
   let form: URLSearchParams | undefined;
   for (let step = 0; step < 12; step += 1) {
     const cookie = jar.headerFor(url);
@@ -414,24 +464,13 @@ async function authorize(request: {
     if (response.status >= 300 && response.status < 400 && location !== null) {
       await response.body?.cancel();
       const next = new URL(location, url);
-      if (`${next.origin}${next.pathname}` === request.redirectUri) {
-        const error = next.searchParams.get('error');
-        if (error !== null) {
-          throw new Error(
-            `The test OpenID Provider answered ${error}: ${next.searchParams.get('error_description') ?? ''}`,
-          );
-        }
-        if (next.searchParams.get('state') !== state) throw new Error('state mismatch');
-        const code = next.searchParams.get('code');
-        if (code === null) throw new Error('The test OpenID Provider returned no code');
-        return { code, verifier };
-      }
+      if (request.isDone(next)) return next;
       url = next.href;
       form = undefined;
       continue;
     }
     const html = await response.text();
-    const page = response.status === 200 ? parseInteractionForm(html) : undefined;
+    const page = response.status === 200 ? parseProviderForm(html) : undefined;
     if (page === undefined) {
       throw new Error(`Unexpected page from the test OpenID Provider: ${response.status} ${html}`);
     }
@@ -439,17 +478,31 @@ async function authorize(request: {
     form =
       page.prompt === 'login'
         ? new URLSearchParams({ prompt: 'login', login: request.accountId, password: 'any' })
-        : new URLSearchParams({ prompt: page.prompt });
+        : page.prompt === 'logout'
+          ? new URLSearchParams({ ...page.hidden, logout: 'yes' })
+          : new URLSearchParams({ prompt: page.prompt });
   }
-  throw new Error('The test OpenID Provider did not finish the login');
+  throw new Error('The test OpenID Provider did not finish');
 }
 
-// The dev interaction pages (login and consent) are one form each, posting `prompt` back.
-function parseInteractionForm(html: string): { action: string; prompt: string } | undefined {
+// The dev interaction pages (login and consent) are one form each, posting `prompt` back;
+// the end-session confirmation is a form with hidden fields (xsrf) and a `logout` button.
+function parseProviderForm(
+  html: string,
+): { action: string; prompt: string; hidden: Record<string, string> } | undefined {
   const action = /<form[^>]*\saction="([^"]*)"/.exec(html)?.[1];
+  if (action === undefined) return undefined;
+  const hidden: Record<string, string> = {};
+  for (const match of html.matchAll(
+    /<input[^>]*type="hidden"[^>]*name="([^"]*)"[^>]*value="([^"]*)"/g,
+  )) {
+    hidden[unescapeHtml(match[1] ?? '')] = unescapeHtml(match[2] ?? '');
+  }
   const prompt = /<input[^>]*name="prompt"[^>]*value="([^"]*)"/.exec(html)?.[1];
-  if (action === undefined || prompt === undefined) return undefined;
-  return { action: unescapeHtml(action), prompt: unescapeHtml(prompt) };
+  if (prompt !== undefined)
+    return { action: unescapeHtml(action), prompt: unescapeHtml(prompt), hidden };
+  if (/name="logout"/.test(html)) return { action: unescapeHtml(action), prompt: 'logout', hidden };
+  return undefined;
 }
 
 function basicAuthorization(client: TestClient): string {

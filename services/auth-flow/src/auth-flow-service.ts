@@ -1,32 +1,94 @@
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import { AuthFlowService } from '@gateway/contracts';
-import type { Database } from '@gateway/db';
 import {
   combineRoutes,
   createHealthRoutes,
   type ReadinessProbe,
   type ServiceRoutes,
 } from '@gateway/rpc';
-import type { Redis } from 'ioredis';
+import type { AuthFlowDeps } from './auth-flow-deps.js';
+import { createEnvironmentClients } from './environment-clients.js';
+import { createLoginFlow } from './login-flow.js';
+import { createLogoutFlow } from './logout-flow.js';
+import { createSessionHandoff } from './session-handoff.js';
+import { permissionsOf, provisionUser } from './users.js';
+
+export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeof AuthFlowService> {
+  const environments = createEnvironmentClients(deps.registry);
+  const login = createLoginFlow(deps, environments);
+  const handoff = createSessionHandoff(deps, environments);
+  const logout = createLogoutFlow(deps, environments);
+  return {
+    startLogin: (request) =>
+      login.startLogin({
+        platformKey: request.platformKey,
+        returnTo: request.returnTo,
+        onboardingMode: request.onboardingMode,
+        signUp: request.defaultScreen === 'up',
+      }),
+    completeLogin: (request) => login.completeLogin({ code: request.code, state: request.state }),
+    async resumeLogin(request) {
+      return {
+        redirectUrl: await login.resumeLogin({
+          transactionId: request.transactionId,
+          sessionToken: request.sessionToken,
+        }),
+      };
+    },
+    exchangeHandoff: (request) =>
+      handoff.exchange({
+        code: request.code,
+        platformKey: request.platformKey,
+        callbackUrl: request.callbackUrl,
+      }),
+    introspectSession: (request) =>
+      handoff.introspect({ token: request.token, platformKey: request.platformKey }),
+    async logout(request) {
+      const answer = await logout.logout({
+        sessionToken: request.sessionToken,
+        returnTo: request.returnTo,
+      });
+      return answer.logoutUrl === null ? {} : { logoutUrl: answer.logoutUrl };
+    },
+    completeLogout: (request) => logout.completeLogout({ state: request.state }),
+    async provisionTokenUser(request) {
+      // Spec 2.5: found or created by (issuer, sub); blocked users are refused (403).
+      const user = await provisionUser(
+        deps.db.knex,
+        {
+          issuer: request.issuer,
+          subject: request.subject,
+          environmentKey: request.environmentKey,
+          email: request.email,
+          emailVerified: request.emailVerified,
+          picture: undefined,
+          name: undefined,
+        },
+        (deps.now ?? (() => new Date()))(),
+      );
+      return {
+        userId: user.id,
+        permissions: await permissionsOf(deps.db.knex, user, request.deployment),
+      };
+    },
+  };
+}
 
 export type AuthFlowServiceOptions = {
-  db: Database;
-  /** Redis holds transactions, handoffs and sessions; absent in the embedded default. */
-  redis?: Redis;
+  deps: AuthFlowDeps;
   probeTimeoutMs: number;
 };
 
 /** The auth-flow service's Connect routes: AuthFlowService and the gRPC health service. */
 export function createAuthFlowRoutes(options: AuthFlowServiceOptions): ServiceRoutes {
+  const { db, store } = options.deps;
   const probes: ReadinessProbe[] = [
-    { name: 'postgres', check: () => options.db.ping(options.probeTimeoutMs) },
+    { name: 'postgres', check: () => db.ping(options.probeTimeoutMs) },
   ];
-  const { redis } = options;
-  if (redis !== undefined) {
-    probes.push({ name: 'redis', check: async () => void (await redis.ping()) });
-  }
+  if (store.kind === 'redis') probes.push({ name: 'redis', check: () => store.ping() });
   return combineRoutes(
-    (router: ConnectRouter) => router.service(AuthFlowService, {}),
+    (router: ConnectRouter) =>
+      router.service(AuthFlowService, createAuthFlowServiceImpl(options.deps)),
     createHealthRoutes({
       serviceName: AuthFlowService.typeName,
       probes,

@@ -1,11 +1,16 @@
 import type { SchemaMigrations } from '@gateway/db';
+import { createLoginFlowTables } from './migrations/0001-create-login-flow-tables.js';
+import { createUsersAndRoles } from './migrations/0002-create-users-and-roles.js';
 
 /**
  * The auth-flow service's PostgreSQL schema `authflow` (local users, roles; and, in the
  * embedded default without Redis, the SQL implementation of the transaction store).
- * Migrations are applied in key order at start; the login-flow issue adds them.
+ * Migrations are applied in key order at start.
  */
 export const authFlowMigrations: SchemaMigrations = {
   schema: 'authflow',
-  migrations: {},
+  migrations: {
+    '20261201_0001_create_login_flow_tables': createLoginFlowTables,
+    '20261201_0002_create_users_and_roles': createUsersAndRoles,
+  },
 };

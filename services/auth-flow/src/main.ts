@@ -1,14 +1,25 @@
-// Split mode: the auth-flow service as its own process (Connect over HTTP/2 on PORT),
-// with PostgreSQL for users and roles and Redis for transactions, handoffs and sessions.
+// Split mode: the auth-flow service as its own process (Connect over HTTP/2 on PORT), with
+// PostgreSQL for users and roles, Redis for transactions, handoffs and sessions, and the
+// registry and onboarding services over HTTP/2.
+import { createClient } from '@connectrpc/connect';
+import { OnboardingService, RegistryService } from '@gateway/contracts';
 import { createDatabase, migrateSchema } from '@gateway/db';
-import { runServiceProcess } from '@gateway/rpc';
+import { createServiceTransport, runServiceProcess } from '@gateway/rpc';
+import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
 import { createAuthFlowRoutes } from './auth-flow-service.js';
 import { authFlowMigrations } from './authflow-migrations.js';
 import { connectRedis } from './redis-connection.js';
+import { createRedisAuthFlowStore } from './store/index.js';
 
 await runServiceProcess({
   service: 'auth-flow',
-  requiredConfig: ['DATABASE_URL', 'REDIS_URL'],
+  requiredConfig: [
+    'DATABASE_URL',
+    'REDIS_URL',
+    'GATEWAY_ENCRYPTION_KEYS',
+    'REGISTRY_SERVICE_URL',
+    'ONBOARDING_SERVICE_URL',
+  ],
   async start({ config }) {
     const db = await createDatabase({
       url: config.databaseUrl,
@@ -21,8 +32,19 @@ await runServiceProcess({
       keyPrefix: config.redisKeyPrefix,
       timeoutMs: config.databaseTimeoutMs,
     });
+    const remote = (baseUrl: string | undefined) =>
+      createServiceTransport(
+        { kind: 'remote', baseUrl: baseUrl ?? '' },
+        { timeoutMs: config.serviceCallTimeoutMs },
+      );
+    const deps = authFlowDepsFromConfig(config, {
+      db,
+      store: createRedisAuthFlowStore(redis),
+      registry: createClient(RegistryService, remote(config.registryServiceUrl)),
+      onboarding: createClient(OnboardingService, remote(config.onboardingServiceUrl)),
+    });
     return {
-      routes: createAuthFlowRoutes({ db, redis, probeTimeoutMs: config.databaseTimeoutMs }),
+      routes: createAuthFlowRoutes({ deps, probeTimeoutMs: config.databaseTimeoutMs }),
       close: async () => {
         redis.disconnect();
         await db.close();

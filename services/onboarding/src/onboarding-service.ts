@@ -1,6 +1,7 @@
 import type { ConnectRouter } from '@connectrpc/connect';
 import { OnboardingService } from '@gateway/contracts';
 import type { Database } from '@gateway/db';
+import { evaluateOnboarding } from './onboarding-evaluation.js';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
 
 export type OnboardingServiceOptions = {
@@ -12,7 +13,14 @@ export type OnboardingServiceOptions = {
 /** The onboarding service's Connect routes: OnboardingService and the gRPC health service. */
 export function createOnboardingRoutes(options: OnboardingServiceOptions): ServiceRoutes {
   return combineRoutes(
-    (router: ConnectRouter) => router.service(OnboardingService, {}),
+    (router: ConnectRouter) =>
+      router.service(OnboardingService, {
+        evaluateOnboarding: (request) =>
+          evaluateOnboarding(options.db, {
+            userId: request.userId,
+            platformKey: request.platformKey,
+          }),
+      }),
     createHealthRoutes({
       serviceName: OnboardingService.typeName,
       probes: [{ name: 'postgres', check: () => options.db.ping(options.probeTimeoutMs) }],

@@ -3,7 +3,7 @@ import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import { RegistryService } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
-import { listAuditRecords } from './audit-log.js';
+import { appendAuditRecord, listAuditRecords, type AuditKind } from './audit-log.js';
 import { createLastUsedRecorder, verifyCredential, type CredentialKind } from './credentials.js';
 import {
   createEnvironment,
@@ -40,6 +40,9 @@ import {
   issuedCredentialMessage,
   platformMessage,
 } from './registry-messages.js';
+
+/** Audit kinds other services record through AppendAuditRecord. */
+const externallyRecordedKinds = new Set<string>(['user_role.bootstrapped']);
 
 const tiers = new Set<string>(['development', 'staging', 'production']);
 const modes = new Set<string>(['none', 'platform', 'central']);
@@ -339,6 +342,28 @@ export function createRegistryServiceImpl(
           ? {}
           : { postLogoutRedirectUri: client.environment.post_logout_redirect_uri }),
       };
+    },
+    async appendAuditRecord(request) {
+      if (!externallyRecordedKinds.has(request.kind)) {
+        throw new GatewayError(
+          'VALIDATION_ERROR',
+          `Audit kind ${request.kind} is recorded by the registry itself.`,
+        );
+      }
+      const context = changeContextOf(request.context);
+      await deps.db.knex.transaction((trx) =>
+        appendAuditRecord(trx, {
+          kind: request.kind as AuditKind,
+          ...context,
+          target: {
+            type: request.targetType === 'user' ? 'user' : 'platform',
+            id: request.targetId,
+            key: request.targetKey,
+          },
+          details: request.details ?? {},
+        }),
+      );
+      return {};
     },
     async getCorsOrigins() {
       const environments = await listEnvironments(deps);

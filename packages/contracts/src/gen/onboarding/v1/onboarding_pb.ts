@@ -2,23 +2,90 @@
 // @generated from file onboarding/v1/onboarding.proto (package onboarding.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file onboarding/v1/onboarding.proto.
  */
 export const file_onboarding_v1_onboarding: GenFile = /*@__PURE__*/
-  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEyEwoRT25ib2FyZGluZ1NlcnZpY2ViBnByb3RvMw");
+  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEiQgoZRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCSJ1ChpFdmFsdWF0ZU9uYm9hcmRpbmdSZXNwb25zZRIdChVnbG9iYWxfbWlzc2luZ19maWVsZHMYASADKAkSHwoXcGxhdGZvcm1fbWlzc2luZ19maWVsZHMYAiADKAkSFwoPcGxhdGZvcm1fc3RhdHVzGAMgASgJMn4KEU9uYm9hcmRpbmdTZXJ2aWNlEmkKEkV2YWx1YXRlT25ib2FyZGluZxIoLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBopLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVzcG9uc2ViBnByb3RvMw");
+
+/**
+ * @generated from message onboarding.v1.EvaluateOnboardingRequest
+ */
+export type EvaluateOnboardingRequest = Message<"onboarding.v1.EvaluateOnboardingRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.EvaluateOnboardingRequest.
+ * Use `create(EvaluateOnboardingRequestSchema)` to create a new message.
+ */
+export const EvaluateOnboardingRequestSchema: GenMessage<EvaluateOnboardingRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 0);
+
+/**
+ * @generated from message onboarding.v1.EvaluateOnboardingResponse
+ */
+export type EvaluateOnboardingResponse = Message<"onboarding.v1.EvaluateOnboardingResponse"> & {
+  /**
+   * Required global profile fields that are empty (field keys).
+   *
+   * @generated from field: repeated string global_missing_fields = 1;
+   */
+  globalMissingFields: string[];
+
+  /**
+   * Required platform fields that are empty (field keys).
+   *
+   * @generated from field: repeated string platform_missing_fields = 2;
+   */
+  platformMissingFields: string[];
+
+  /**
+   * "NOT_STARTED", "IN_PROGRESS" or "COMPLETE".
+   *
+   * @generated from field: string platform_status = 3;
+   */
+  platformStatus: string;
+};
+
+/**
+ * Describes the message onboarding.v1.EvaluateOnboardingResponse.
+ * Use `create(EvaluateOnboardingResponseSchema)` to create a new message.
+ */
+export const EvaluateOnboardingResponseSchema: GenMessage<EvaluateOnboardingResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 1);
 
 /**
  * OnboardingService owns canonical profiles, onboarding field definitions, field values and onboarding evaluation.
  * Readiness is reported through the standard grpc.health.v1.Health service that every
- * internal service also serves. RPCs are added by the issues that build each feature.
+ * internal service also serves.
  *
  * @generated from service onboarding.v1.OnboardingService
  */
 export const OnboardingService: GenService<{
+  /**
+   * What a user still has to fill in for a platform (spec 2.14, 3.7, 4.2 step 6): global
+   * profile fields first, then the platform's fields.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.EvaluateOnboarding
+   */
+  evaluateOnboarding: {
+    methodKind: "unary";
+    input: typeof EvaluateOnboardingRequestSchema;
+    output: typeof EvaluateOnboardingResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_onboarding_v1_onboarding, 0);
 

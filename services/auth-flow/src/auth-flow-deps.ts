@@ -1,0 +1,37 @@
+import type { Client } from '@connectrpc/connect';
+import type { OnboardingService, RegistryService } from '@gateway/contracts';
+import type { Keyring } from '@gateway/crypto';
+import type { Database } from '@gateway/db';
+import type { DiscoveryCache, JwksCache } from '@gateway/oidc';
+import type { AuthFlowStore } from './store/auth-flow-store.js';
+
+export type AuthFlowSettings = {
+  /** AUTH_CALLBACK_URL: the redirect URI of every environment's gateway client. */
+  callbackUrl: string;
+  /** `{base_url}`, for `{base_url}/v1/auth/logged-out`. */
+  baseUrl: string;
+  handoffTtlSeconds: number;
+  /** Spec 8: about 10 minutes. */
+  transactionTtlSeconds: number;
+  /** Spec: "not shown"; see docs/decisions.md. */
+  sessionTtlSeconds: number;
+  /** Lower-cased PLATFORM_ADMIN_BOOTSTRAP_EMAILS. */
+  bootstrapEmails: readonly string[];
+  accountCenterUrl: string | undefined;
+  identityPostLogoutRedirectUri: string | undefined;
+  identityTimeoutMs: number;
+};
+
+/** Everything the auth-flow service needs, handed in by its main or the all-in-one process. */
+export type AuthFlowDeps = {
+  db: Database;
+  store: AuthFlowStore;
+  /** GATEWAY_ENCRYPTION_KEYS: PKCE verifiers, ID tokens, pending session tokens, logout state. */
+  keyring: Keyring;
+  registry: Client<typeof RegistryService>;
+  onboarding: Client<typeof OnboardingService>;
+  discovery: DiscoveryCache;
+  jwks: JwksCache;
+  settings: AuthFlowSettings;
+  now?: () => Date;
+};

@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { GatewayError } from '@gateway/errors';
+import type { DiscoveryCache, DiscoveryDocument, JwksCache } from '@gateway/oidc';
+
+/** Spec 4.2 step 3: the only ID token algorithms accepted. */
+export const idTokenAlgorithms = ['EdDSA', 'RS256', 'ES256'];
+
+export type EnvironmentClient = {
+  environmentKey: string;
+  issuer: string;
+  tier: string;
+  active: boolean;
+  deployment: boolean;
+  clientId: string;
+  clientSecret: string;
+  postLogoutRedirectUri: string | undefined;
+};
+
+/** RFC 7636 S256 code challenge of a verifier. */
+export function codeChallengeOf(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
+export function requireEndpoint(
+  document: DiscoveryDocument,
+  name: 'authorization_endpoint' | 'token_endpoint',
+): string {
+  const value = document[name];
+  if (typeof value !== 'string' || value === '') {
+    throw new GatewayError(
+      'IDENTITY_DISCOVERY_INVALID',
+      `The identity provider does not advertise ${name}.`,
+    );
+  }
+  return value;
+}
+
+/** Spec 4.1 step 7: the authorize request. */
+export function buildAuthorizeUrl(
+  document: DiscoveryDocument,
+  request: {
+    clientId: string;
+    redirectUri: string;
+    state: string;
+    nonce: string;
+    codeChallenge: string;
+    signUp: boolean;
+  },
+): string {
+  const url = new URL(requireEndpoint(document, 'authorization_endpoint'));
+  url.searchParams.set('client_id', request.clientId);
+  url.searchParams.set('redirect_uri', request.redirectUri);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('scope', 'openid profile email');
+  url.searchParams.set('state', request.state);
+  url.searchParams.set('nonce', request.nonce);
+  url.searchParams.set('code_challenge', request.codeChallenge);
+  url.searchParams.set('code_challenge_method', 'S256');
+  if (request.signUp) url.searchParams.set('screen_hint', 'signup');
+  return url.href;
+}
+
+/** RFC 6749 2.3.1: client_secret_basic encodes id and secret before joining them. */
+function basicAuthorization(clientId: string, clientSecret: string): string {
+  const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${encode(clientId)}:${encode(clientSecret)}`).toString('base64')}`;
+}
+
+/**
+ * Spec 4.2 step 2: exchanges the code at the environment's token endpoint with
+ * client_secret_basic and the PKCE verifier. A refusal by the provider is 401
+ * AUTHORIZATION_CODE_EXCHANGE_FAILED; an unreachable or failing provider 503
+ * IDENTITY_UNAVAILABLE; a response without an ID token 401 TOKEN_RESPONSE_INVALID.
+ * The access token of the response is ignored.
+ */
+export async function exchangeAuthorizationCode(
+  document: DiscoveryDocument,
+  client: EnvironmentClient,
+  request: { code: string; redirectUri: string; codeVerifier: string; timeoutMs: number },
+): Promise<string> {
+  const tokenEndpoint = requireEndpoint(document, 'token_endpoint');
+  let response: Response;
+  try {
+    response = await fetch(tokenEndpoint, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(request.timeoutMs),
+      headers: {
+        authorization: basicAuthorization(client.clientId, client.clientSecret),
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: request.code,
+        redirect_uri: request.redirectUri,
+        code_verifier: request.codeVerifier,
+      }),
+    });
+  } catch (error) {
+    throw new GatewayError(
+      'IDENTITY_UNAVAILABLE',
+      'The identity provider token endpoint is unreachable.',
+      {
+        cause: error,
+      },
+    );
+  }
+  const body = (await response.json().catch(() => undefined)) as
+    Record<string, unknown> | undefined;
+  if (response.status >= 500 || body === undefined) {
+    throw new GatewayError('IDENTITY_UNAVAILABLE', 'The identity provider token endpoint failed.');
+  }
+  if (!response.ok) {
+    const error = typeof body.error === 'string' ? body.error : 'unknown';
+    throw new GatewayError(
+      'AUTHORIZATION_CODE_EXCHANGE_FAILED',
+      'The identity provider refused the code.',
+      {
+        details: { error: error.slice(0, 100) },
+      },
+    );
+  }
+  if (typeof body.id_token !== 'string' || body.id_token === '') {
+    throw new GatewayError('TOKEN_RESPONSE_INVALID', 'The token response has no ID token.');
+  }
+  return body.id_token;
+}
+
+export type VerifiedIdToken = {
+  subject: string;
+  nonce: string;
+  email: string | undefined;
+  emailVerified: boolean;
+  name: string | undefined;
+  picture: string | undefined;
+  claims: JWTPayload;
+};
+
+/**
+ * Spec 4.2 step 3: the ID token is verified against the environment's JWKS: issuer exactly
+ * equal, audience the environment's client, algorithm EdDSA, RS256 or ES256, `sub` present.
+ * The nonce is returned for the caller, which holds only its hash.
+ */
+export async function verifyIdToken(
+  idToken: string,
+  document: DiscoveryDocument,
+  client: EnvironmentClient,
+  jwks: JwksCache,
+): Promise<VerifiedIdToken> {
+  if (typeof document.jwks_uri !== 'string') {
+    throw new GatewayError(
+      'IDENTITY_DISCOVERY_INVALID',
+      'The identity provider does not advertise jwks_uri.',
+    );
+  }
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(idToken, jwks.keySetFor(document.jwks_uri), {
+      issuer: client.issuer,
+      audience: client.clientId,
+      algorithms: idTokenAlgorithms,
+      clockTolerance: 5,
+      requiredClaims: ['sub', 'exp', 'iat'],
+    }));
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    if (isJwksUnavailable(error)) {
+      throw new GatewayError(
+        'IDENTITY_UNAVAILABLE',
+        'The identity provider keys are unreachable.',
+        { cause: error },
+      );
+    }
+    throw new GatewayError('ID_TOKEN_INVALID', 'The ID token is invalid.', { cause: error });
+  }
+  if (typeof payload.sub !== 'string' || payload.sub === '') {
+    throw new GatewayError('ID_TOKEN_INVALID', 'The ID token has no subject.');
+  }
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  return {
+    subject: payload.sub,
+    nonce: text(payload.nonce) ?? '',
+    email: text(payload.email),
+    emailVerified: payload.email_verified === true,
+    name: text(payload.name),
+    picture: text(payload.picture),
+    claims: payload,
+  };
+}
+
+function isJwksUnavailable(error: unknown): boolean {
+  return (
+    error instanceof joseErrors.JWKSTimeout ||
+    (error instanceof Error && error.name === 'JWKSTimeout') ||
+    (error instanceof Error && /fetch failed|ECONNREFUSED|Expected 200 OK/.test(error.message))
+  );
+}
+
+export type { DiscoveryCache };

@@ -1,0 +1,103 @@
+import { hashToken } from '@gateway/crypto';
+import { GatewayError } from '@gateway/errors';
+import type { AuthFlowDeps } from './auth-flow-deps.js';
+import type { EnvironmentClients } from './environment-clients.js';
+import { findUser } from './users.js';
+
+export type SessionHandoff = ReturnType<typeof createSessionHandoff>;
+
+/** Spec 4.4 (exchange) and 4.5 (introspect): what a platform backend asks of a login. */
+export function createSessionHandoff(deps: AuthFlowDeps, environments: EnvironmentClients) {
+  const now = deps.now ?? (() => new Date());
+  const { store, keyring } = deps;
+
+  /**
+   * Redeems a handoff code once. The code must have been sent to the callback the
+   * presenting key serves (spec 4.4, 5: a key of one pair cannot redeem codes of another);
+   * a code presented by the wrong key is spent all the same (fail closed) and answers 404.
+   */
+  async function exchange(request: { code: string; platformKey: string; callbackUrl: string }) {
+    const at = now().getTime();
+    const invalid = () => new GatewayError('NOT_FOUND', 'Invalid, expired or used handoff code.');
+    const handoff = await store.redeemHandoff(hashToken(request.code), at);
+    if (handoff === undefined) throw invalid();
+    if (handoff.platformKey !== request.platformKey || handoff.callbackUrl !== request.callbackUrl)
+      throw invalid();
+    const sessionToken = keyring.decryptString(
+      handoff.sessionTokenEncrypted,
+      `handoff:${handoff.codeHash}`,
+    );
+    const session = await store.getSession(hashToken(sessionToken), at);
+    const user = await findUser(deps.db.knex, handoff.userId);
+    const transaction = await store.getTransaction(handoff.transactionId);
+    if (session === undefined || user === undefined || transaction === undefined) throw invalid();
+    const [client, platform, evaluation] = await Promise.all([
+      environments.get(session.environmentKey),
+      deps.registry.getPlatform({ platformKey: handoff.platformKey }),
+      deps.onboarding.evaluateOnboarding({ userId: user.id, platformKey: handoff.platformKey }),
+    ]);
+    // Spec 4.4: IN_PROGRESS always comes with missing fields; a handoff implies a complete
+    // global profile (the login stops before it otherwise).
+    const missing = evaluation.platformMissingFields;
+    const status =
+      missing.length > 0
+        ? 'IN_PROGRESS'
+        : evaluation.platformStatus === 'NOT_STARTED'
+          ? 'NOT_STARTED'
+          : 'COMPLETE';
+    return {
+      session: {
+        id: session.id,
+        expiresAt: new Date(session.expiresAt).toISOString(),
+        gatewayToken: sessionToken,
+      },
+      user: {
+        id: user.id,
+        sub: user.subject,
+        issuer: user.issuer,
+        ...(user.picture === null ? {} : { picture: user.picture }),
+      },
+      platformKey: handoff.platformKey,
+      environment: { key: client.environmentKey, tier: client.tier },
+      onboarding: {
+        status,
+        requirementVersion: platform.platform?.requirementVersion ?? 0,
+        missingFields: missing,
+        canCompleteCentrally: platform.platform?.centralOnboardingEnabled ?? false,
+      },
+      profile: { status: 'COMPLETE', missingFields: [] },
+      permissions: session.permissions,
+      returnTo: transaction.returnTo,
+    };
+  }
+
+  /**
+   * Spec 4.5: active only for a live session created by the caller's platform whose user is
+   * active; everything else is the same `{ active: false }`.
+   */
+  async function introspect(request: { token: string; platformKey: string }) {
+    const inactive = { active: false };
+    const session = await store.getSession(hashToken(request.token), now().getTime());
+    if (session === undefined || session.platformKey !== request.platformKey) return inactive;
+    const user = await findUser(deps.db.knex, session.userId);
+    if (user === undefined || user.status !== 'ACTIVE') return inactive;
+    const client = await environments.get(session.environmentKey);
+    return {
+      active: true,
+      sessionId: session.id,
+      expiresAt: new Date(session.expiresAt).toISOString(),
+      platformKey: request.platformKey,
+      user: {
+        id: user.id,
+        issuer: user.issuer,
+        subject: user.subject,
+        email: user.email,
+        emailVerified: user.email_verified,
+        status: user.status,
+      },
+      environment: { key: client.environmentKey, tier: client.tier },
+    };
+  }
+
+  return { exchange, introspect };
+}
