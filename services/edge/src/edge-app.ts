@@ -13,6 +13,7 @@ import { createCors } from './http/cors.js';
 import { createErrorHandler, createUnmatchedRouteHandler } from './http/error-handler.js';
 import { OperationCatalog } from './http/operation-catalog.js';
 import { registerAuditRoutes } from './routes/audit-routes.js';
+import { registerAuthRoutes } from './routes/auth-routes.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerIdentityEnvironmentRoutes } from './routes/identity-environment-routes.js';
@@ -47,7 +48,20 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
     discovery: createDiscoveryCache({ timeoutMs: config.serviceCallTimeoutMs }),
     jwks: createJwksCache({ timeoutMs: config.serviceCallTimeoutMs }),
   });
-  const authentication = createAuthentication({ verifier });
+  const authentication = createAuthentication({
+    verifier,
+    userPermissions: async (token) =>
+      (
+        await clients.authFlow.provisionTokenUser({
+          issuer: token.issuer,
+          subject: token.subject ?? '',
+          environmentKey: token.environmentKey,
+          deployment: token.deployment,
+          ...(token.email === undefined ? {} : { email: token.email }),
+          emailVerified: token.emailVerified,
+        })
+      ).permissions,
+  });
   const cors = createCors({
     corsOrigins: config.corsOrigins,
     identityIssuer: config.identityIssuer,
@@ -69,6 +83,11 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   registerPlatformRoutes(router, catalog, registryRoutes);
   registerIdentityEnvironmentRoutes(router, catalog, registryRoutes);
   registerAuditRoutes(router, catalog, registryRoutes);
+  registerAuthRoutes(router, catalog, {
+    clients,
+    isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
+    secureCookies: config.production,
+  });
   // Credentialed CORS for browser calls to the API (spec 2.15, 5); health and docs need none.
   app.use('/v1', cors.middleware);
   app.use(router);

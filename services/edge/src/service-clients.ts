@@ -1,5 +1,5 @@
 import { createClient, type Client } from '@connectrpc/connect';
-import { Health, RegistryService } from '@gateway/contracts';
+import { AuthFlowService, Health, RegistryService } from '@gateway/contracts';
 import { createServiceTransport, type ServiceTarget } from '@gateway/rpc';
 
 /** Where the edge finds each internal service (in process, or over HTTP/2 in split mode). */
@@ -15,6 +15,7 @@ export type InternalServiceName = keyof EdgeServiceTargets;
 export type EdgeClients = {
   health: Record<InternalServiceName, Client<typeof Health>>;
   registry: Client<typeof RegistryService>;
+  authFlow: Client<typeof AuthFlowService>;
 };
 
 export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number): EdgeClients {
@@ -30,5 +31,6 @@ export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number
       onboarding: createClient(Health, transports.onboarding),
     },
     registry: createClient(RegistryService, transports.registry),
+    authFlow: createClient(AuthFlowService, transports.authFlow),
   };
 }

@@ -2,9 +2,9 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { RequestContextSchema } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
-import type { AccessTokenVerifier } from '@gateway/oidc';
+import type { AccessTokenVerifier, VerifiedAccessToken } from '@gateway/oidc';
 import { getRequestId } from '@gateway/telemetry';
-import { principalOf, type Permission, type Principal } from './principal.js';
+import { permissionsOfUser, principalOf, type Permission, type Principal } from './principal.js';
 
 export type Authentication = {
   /**
@@ -38,18 +38,28 @@ function bearerTokenOf(req: Request): string | undefined {
 /**
  * Bearer authentication of users and machines (spec 5). The token's issuer selects the
  * identity environment through the registry; `verifier` checks signature, audience and
- * token kind, and rejects ID tokens.
+ * token kind, and rejects ID tokens. A user token is provisioned as a local user (rule 5)
+ * and carries the permissions of that user's roles, which `userPermissions` answers.
  *
- * Cookie sessions (`svc_auth_session`, gatewayCookieAuth) arrive with the login-flow issue;
- * until then a request that carries only the cookie is unauthenticated (401).
+ * Cookie sessions on admin routes are not accepted here; the login-flow routes read the
+ * cookie themselves.
  */
-export function createAuthentication(options: { verifier: AccessTokenVerifier }): Authentication {
+export function createAuthentication(options: {
+  verifier: AccessTokenVerifier;
+  userPermissions: (token: VerifiedAccessToken) => Promise<string[]>;
+}): Authentication {
   const { verifier } = options;
 
   async function authenticate(req: Request): Promise<Principal | undefined> {
     const token = bearerTokenOf(req);
     if (token === undefined) return undefined;
-    return principalOf(await verifier.verify(token));
+    const verified = await verifier.verify(token);
+    const principal = principalOf(verified);
+    if (verified.kind !== 'user') return principal;
+    return {
+      ...principal,
+      permissions: permissionsOfUser(await options.userPermissions(verified)),
+    };
   }
 
   function requirePermission(permission: Permission): RequestHandler {

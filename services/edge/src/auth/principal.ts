@@ -31,12 +31,12 @@ function isPermission(value: string): value is Permission {
 
 /**
  * The permissions of a user token. Spec 2.6 and 5: they come only from local roles
- * (`platform_admin`), and only for users of the deployment environment. Local users and
- * their roles arrive with the login-flow issue (JIT provisioning, spec 2.5); until then no
- * user holds a role, so a user token carries none.
+ * (`platform_admin`), and only for users of the deployment environment; the auth-flow
+ * service provisions the user and answers them (`roleGranted`). Anything that is not a
+ * gateway permission is dropped.
  */
-export function permissionsOfUser(_token: VerifiedAccessToken): Permission[] {
-  return [];
+export function permissionsOfUser(roleGranted: readonly string[]): Permission[] {
+  return [...new Set(roleGranted.filter(isPermission))];
 }
 
 /**
@@ -68,7 +68,8 @@ export function principalOf(token: VerifiedAccessToken): Principal {
     ...(token.subject === undefined ? {} : { subject: token.subject }),
     ...(token.clientId === undefined ? {} : { clientId: token.clientId }),
     ...(token.email === undefined ? {} : { email: token.email }),
-    permissions: token.kind === 'machine' ? permissionsOfMachine(token) : permissionsOfUser(token),
+    // A user's permissions come from its roles; the caller adds them (permissionsOfUser).
+    permissions: token.kind === 'machine' ? permissionsOfMachine(token) : [],
     ...(token.platformKey === undefined ? {} : { platformKey: token.platformKey }),
   };
 }

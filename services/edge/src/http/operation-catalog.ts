@@ -83,7 +83,8 @@ export class OperationCatalog {
     if (operation.params) request.params = operation.params as RouteConfigObject;
     if (operation.body) {
       request.body = {
-        required: true,
+        // A body schema that accepts `undefined` makes the body optional (logout, spec 4.6).
+        required: !operation.body.safeParse(undefined).success,
         content: { 'application/json': { schema: operation.body } },
       };
     }

@@ -4,28 +4,35 @@ import { createLogger } from '@gateway/telemetry';
 import { createEdgeApp } from '../edge-app.js';
 import { listen } from '../listen.js';
 import { createEdgeClients } from '../service-clients.js';
+import { createFakeAuthFlow, type FakeAuthFlow } from './fake-auth-flow.js';
 import { createFakeRegistry, type FakeRegistry } from './fake-registry.js';
 
 export type TestEdge = {
   url: string;
   registry: FakeRegistry;
+  authFlow: FakeAuthFlow;
   close(): Promise<void>;
 };
 
 /**
- * The real edge app on a free port, its registry client wired through Connect's router
- * transport (with the services' interceptors) to the fake registry.
+ * The real edge app on a free port, its service clients wired through Connect's router
+ * transport (with the services' interceptors) to the fake registry and auth-flow services.
  */
 export async function startTestEdge(env: {
   IDENTITY_ISSUER: string;
   CORS_ORIGINS?: string;
+  NODE_ENV?: 'production' | 'development' | 'test';
 }): Promise<TestEdge> {
   const registry = createFakeRegistry();
+  const authFlow = createFakeAuthFlow();
   const logger = createLogger({ service: 'test', level: 'silent' });
   const config = loadConfig({ LOG_LEVEL: 'silent', SERVICE_CALL_TIMEOUT_MS: '3000', ...env });
   const target: ServiceTarget = {
     kind: 'in-process',
-    routes: registry.routes,
+    routes: (router) => {
+      registry.routes(router);
+      authFlow.routes(router);
+    },
     serverInterceptors: createServiceInterceptors(logger),
   };
   const clients = createEdgeClients(
@@ -33,5 +40,10 @@ export async function startTestEdge(env: {
     config.serviceCallTimeoutMs,
   );
   const server = await listen(createEdgeApp({ config, logger, clients }), 0, '127.0.0.1');
-  return { url: `http://127.0.0.1:${server.port}`, registry, close: () => server.close() };
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    registry,
+    authFlow,
+    close: () => server.close(),
+  };
 }

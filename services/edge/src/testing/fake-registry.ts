@@ -7,7 +7,7 @@ import {
   type IssuedCredentialSchema,
   type PlatformSchema,
 } from '@gateway/contracts';
-import type { GatewayError } from '@gateway/errors';
+import { GatewayError } from '@gateway/errors';
 
 // A stand-in RegistryService for the edge's tests, served over Connect's router transport
 // with the services' real interceptors. The real registry service is being written in
@@ -20,6 +20,15 @@ export type RegistryMethod = keyof Impl;
 
 export type IssuerEntry = { environmentKey: string; active: boolean; deployment: boolean };
 
+/** A platform key known to VerifyPlatformCredential. */
+export type PlatformCredentialEntry = {
+  clientSecret: string;
+  kind: 'bff' | 'backend';
+  platformKey: string;
+  platformActive: boolean;
+  callbackUrl?: string;
+};
+
 export type FakeRegistry = {
   routes: (router: ConnectRouter) => void;
   /** Every call in order: the method's local name and the request message. */
@@ -30,6 +39,8 @@ export type FakeRegistry = {
   issuers: Map<string, IssuerEntry>;
   /** What GetCorsOrigins answers. */
   corsOrigins: string[];
+  /** Client id → platform key, for VerifyPlatformCredential. Unknown ids are UNAUTHORIZED. */
+  platformCredentials: Map<string, PlatformCredentialEntry>;
   /** The next call (of any method) fails with this error. */
   failNextWith(error: GatewayError): void;
   reset(): void;
@@ -145,6 +156,7 @@ export function createFakeRegistry(): FakeRegistry {
     requestsOf: (method) => calls.filter((call) => call.method === method).map((c) => c.request),
     issuers: new Map(),
     corsOrigins: [],
+    platformCredentials: new Map(),
     failNextWith(error) {
       failure = error;
     },
@@ -184,6 +196,22 @@ export function createFakeRegistry(): FakeRegistry {
       return entry === undefined
         ? { found: false }
         : { found: true, issuer: request.issuer, tier: 'production', ...entry };
+    },
+    verifyPlatformCredential(request) {
+      record('verifyPlatformCredential', request);
+      const entry = fake.platformCredentials.get(request.clientId);
+      if (entry === undefined || entry.clientSecret !== request.clientSecret) {
+        throw new GatewayError('UNAUTHORIZED', 'Unknown or wrong platform credentials.');
+      }
+      return {
+        credentialId: CREDENTIAL_ID,
+        kind: entry.kind,
+        platformId: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+        platformKey: entry.platformKey,
+        platformActive: entry.platformActive,
+        ...(entry.kind === 'bff' ? { redirectPairId: PAIR_ID } : {}),
+        ...(entry.callbackUrl === undefined ? {} : { callbackUrl: entry.callbackUrl }),
+      };
     },
     getCorsOrigins(request) {
       record('getCorsOrigins', request);

@@ -1,0 +1,148 @@
+import type { RequestHandler, Response } from 'express';
+import type { Client } from '@connectrpc/connect';
+import type { RegistryService } from '@gateway/contracts';
+import { fromConnectError, GatewayError } from '@gateway/errors';
+
+/** `WWW-Authenticate` of every 401 answered for platform Basic credentials (RFC 7617). */
+export const BASIC_CHALLENGE = 'Basic realm="gateway"';
+
+export type BasicCredentials = { clientId: string; clientSecret: string };
+
+/** Platform credential kinds (spec 2.3). */
+export type PlatformCredentialKind = 'bff' | 'backend';
+
+/** The platform behind verified Basic credentials (spec 5, platformBasicAuth). */
+export type PlatformCaller = {
+  credentialId: string;
+  kind: PlatformCredentialKind;
+  platformKey: string;
+  /** The callback URL a BFF key serves: the only one whose codes it may redeem (spec 5). */
+  callbackUrl: string | undefined;
+};
+
+// Bounds that no issued credential comes near (ids `gwc_` + 22 characters, secrets `gws_` +
+// 43); anything longer is refused without asking the registry.
+const MAX_HEADER_LENGTH = 2048;
+const MAX_CLIENT_ID_LENGTH = 256;
+const MAX_CLIENT_SECRET_LENGTH = 512;
+
+// RFC 7617 section 2: `Basic` (case-insensitive), then token68 carrying base64 of
+// `user-id ":" password`. Padding may be missing; other characters may not appear.
+const BASIC = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i;
+// RFC 7617 section 2: neither part may contain control characters.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function unauthorized(message: string): GatewayError {
+  return new GatewayError('UNAUTHORIZED', message);
+}
+
+/**
+ * The client id and secret of an `Authorization: Basic` header. Throws UNAUTHORIZED when the
+ * header is missing, of another scheme or malformed.
+ *
+ * Both parts are percent-decoded after the base64 step: RFC 6749 section 2.3.1 has clients
+ * form-encode id and secret before building the header. Issued ids and secrets consist of
+ * unreserved characters only, so for them the decoding changes nothing. A `+` is kept as
+ * it is rather than read as a space: clients that skip the encoding send it literally.
+ * A malformed escape (`%zz`) is a malformed credential.
+ */
+export function parseBasicCredentials(header: string | undefined): BasicCredentials {
+  if (header === undefined || header.trim() === '') {
+    throw unauthorized('Platform credentials are required (HTTP Basic).');
+  }
+  const match = header.length <= MAX_HEADER_LENGTH ? BASIC.exec(header) : null;
+  if (match?.[1] === undefined) throw unauthorized('The Basic credentials are malformed.');
+  let decoded: string;
+  try {
+    decoded = utf8.decode(Buffer.from(match[1], 'base64'));
+  } catch {
+    throw unauthorized('The Basic credentials are malformed.');
+  }
+  // The user-id cannot contain a colon; the password may (RFC 7617 section 2).
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw unauthorized('The Basic credentials are malformed.');
+  let clientId: string;
+  let clientSecret: string;
+  try {
+    clientId = decodeURIComponent(decoded.slice(0, colon));
+    clientSecret = decodeURIComponent(decoded.slice(colon + 1));
+  } catch {
+    throw unauthorized('The Basic credentials are malformed.');
+  }
+  if (
+    clientId === '' ||
+    clientSecret === '' ||
+    clientId.length > MAX_CLIENT_ID_LENGTH ||
+    clientSecret.length > MAX_CLIENT_SECRET_LENGTH ||
+    CONTROL_CHARACTERS.test(clientId) ||
+    CONTROL_CHARACTERS.test(clientSecret)
+  ) {
+    throw unauthorized('The Basic credentials are malformed.');
+  }
+  return { clientId, clientSecret };
+}
+
+/**
+ * Authentication of platform backends (spec 5, platformBasicAuth): a guard that verifies the
+ * Basic credentials with the registry before the route reads its body, and leaves the caller
+ * in `res.locals` (read it with `getPlatformCaller`).
+ *
+ * - missing, malformed, unknown or wrong credentials: 401 UNAUTHORIZED with
+ *   `WWW-Authenticate: Basic realm="gateway"`;
+ * - credentials of a platform that is not active: 401 as well. An inactive platform's keys do
+ *   not authenticate (the spec's 404 is for a code, not for credentials), and the answer does
+ *   not reveal that the key exists;
+ * - a kind the route does not accept: 403 FORBIDDEN (spec 4.4: a backend key on exchange).
+ */
+export function requirePlatformCredential(
+  registry: Client<typeof RegistryService>,
+  options: { accept: readonly PlatformCredentialKind[] },
+): RequestHandler {
+  return async function authenticatePlatform(req, res, next) {
+    try {
+      let caller: PlatformCaller;
+      try {
+        const credentials = parseBasicCredentials(req.headers.authorization);
+        const answer = await registry.verifyPlatformCredential(credentials);
+        if (!answer.platformActive) {
+          throw unauthorized('The platform of these credentials is not active.');
+        }
+        if (answer.kind !== 'bff' && answer.kind !== 'backend') {
+          throw new Error(`Unknown credential kind from the registry: ${answer.kind}`);
+        }
+        caller = {
+          credentialId: answer.credentialId,
+          kind: answer.kind,
+          platformKey: answer.platformKey,
+          callbackUrl: answer.callbackUrl,
+        };
+      } catch (error) {
+        // The registry answers UNAUTHORIZED (through Connect) for unknown or wrong ones.
+        const failure = fromConnectError(error);
+        if (failure.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
+        throw failure;
+      }
+      if (!options.accept.includes(caller.kind)) {
+        throw new GatewayError(
+          'FORBIDDEN',
+          `A ${caller.kind} key cannot be used on this operation.`,
+        );
+      }
+      res.locals.platformCaller = caller;
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** The platform established by `requirePlatformCredential` for this request. */
+export function getPlatformCaller(res: Response): PlatformCaller {
+  const caller: unknown = res.locals.platformCaller;
+  if (typeof caller !== 'object' || caller === null) {
+    throw new Error('No platform caller: the route is not behind requirePlatformCredential');
+  }
+  return caller as PlatformCaller;
+}
