@@ -38,6 +38,7 @@ COPY packages/telemetry/package.json packages/telemetry/
 COPY packages/testkit/package.json packages/testkit/
 COPY services/all-in-one/package.json services/all-in-one/
 COPY services/auth-flow/package.json services/auth-flow/
+COPY services/dev-identity/package.json services/dev-identity/
 COPY services/edge/package.json services/edge/
 COPY services/onboarding/package.json services/onboarding/
 COPY services/registry/package.json services/registry/
@@ -84,6 +85,7 @@ COPY --from=build /app/packages/rpc/dist packages/rpc/dist
 COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist
 COPY --from=build /app/services/all-in-one/dist services/all-in-one/dist
 COPY --from=build /app/services/auth-flow/dist services/auth-flow/dist
+COPY --from=build /app/services/dev-identity/dist services/dev-identity/dist
 COPY --from=build /app/services/edge/dist services/edge/dist
 COPY --from=build /app/services/onboarding/dist services/onboarding/dist
 COPY --from=build /app/services/registry/dist services/registry/dist

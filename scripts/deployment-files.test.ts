@@ -692,7 +692,8 @@ describe('docker-compose.yml', () => {
     const needs = (name: string) =>
       Object.keys(asMap(serviceNamed(name)?.definition.depends_on, name));
     expect(needs('edge').sort()).toEqual(['auth-flow', 'onboarding', 'registry']);
-    expect(needs('auth-flow').sort()).toEqual(['postgres', 'redis']);
+    // auth-flow calls the registry and onboarding services (login preparation, evaluation).
+    expect(needs('auth-flow').sort()).toEqual(['onboarding', 'postgres', 'redis', 'registry']);
   });
 
   it('sends every trace to the collector, which forwards it to Jaeger', () => {

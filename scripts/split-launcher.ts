@@ -7,7 +7,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export type SplitPorts = { edge: number; registry: number; authFlow: number; onboarding: number };
 
 export type SplitDeployment = {
-  processes: Record<keyof SplitPorts, ChildProcess>;
+  processes: Record<keyof SplitPorts, ChildProcess> & { extraEdges: ChildProcess[] };
   /** Sends SIGTERM to every process and waits for them to exit. */
   stop(): Promise<void>;
 };
@@ -19,6 +19,8 @@ export type SplitDeployment = {
  */
 export function startSplitDeployment(options: {
   ports: SplitPorts;
+  /** More edge instances, stateless like the first (scale-out). */
+  extraEdgePorts?: number[];
   env: NodeJS.ProcessEnv;
   onLine?: (service: string, line: string) => void;
 }): SplitDeployment {
@@ -47,12 +49,21 @@ export function startSplitDeployment(options: {
     authFlow: start('auth-flow', 'services/auth-flow/src/main.ts', ports.authFlow),
     onboarding: start('onboarding', 'services/onboarding/src/main.ts', ports.onboarding),
     edge: start('edge', 'services/edge/src/main.ts', ports.edge),
+    extraEdges: (options.extraEdgePorts ?? []).map((port, index) =>
+      start(`edge-${index + 2}`, 'services/edge/src/main.ts', port),
+    ),
   };
   return {
     processes,
     stop: () =>
       Promise.all(
-        Object.values(processes).map(
+        [
+          processes.registry,
+          processes.authFlow,
+          processes.onboarding,
+          processes.edge,
+          ...processes.extraEdges,
+        ].map(
           (child) =>
             new Promise<void>((resolve) => {
               if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -4,6 +4,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import * as grpc from '@grpc/grpc-js';
+import { generateEncryptionKeySpec } from '@gateway/crypto';
 import {
   Health,
   HealthCheckRequestSchema,
@@ -48,6 +49,7 @@ describe('split mode', () => {
         DATABASE_URL: testDb.url,
         REDIS_URL: testRedis.url,
         REDIS_KEY_PREFIX: testRedis.keyPrefix,
+        GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
         LOG_LEVEL: 'warn',
       },
       onLine: (service, line) => output.push(`${service}: ${line}`),

@@ -1,5 +1,6 @@
 // `pnpm start:split`: the four services as separate processes against PostgreSQL and
 // Redis (DATABASE_URL and REDIS_URL; local defaults below), edge on PORT (8080).
+import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { startSplitDeployment } from './split-launcher.js';
 
 const edgePort = Number(process.env.PORT ?? '8080');
@@ -16,10 +17,14 @@ const deployment = startSplitDeployment({
     REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
     IDENTITY_ISSUER:
       process.env.IDENTITY_ISSUER || `http://localhost:${edgePort}/api/auth/env/PROD`,
+    // A local run without keys gets throwaway ones: sessions do not survive a restart.
+    GATEWAY_ENCRYPTION_KEYS:
+      process.env.GATEWAY_ENCRYPTION_KEYS || generateEncryptionKeySpec('local'),
   },
   onLine: (service, line) => process.stdout.write(`${service.padEnd(10)} | ${line}\n`),
 });
-for (const child of Object.values(deployment.processes)) {
+const { registry, authFlow, onboarding, edge } = deployment.processes;
+for (const child of [registry, authFlow, onboarding, edge]) {
   child.once('exit', (code) => {
     if (code !== 0 && code !== null) {
       process.stderr.write(`a service exited with status ${code}; stopping the others\n`);

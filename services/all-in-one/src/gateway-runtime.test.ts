@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { connectRedis } from '@gateway/auth-flow';
 import { loadConfig } from '@gateway/config';
+import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { createDatabase, type Database } from '@gateway/db';
 import { createLogger } from '@gateway/telemetry';
 import {
@@ -20,6 +21,7 @@ const config = loadConfig({
   DATABASE_TIMEOUT_MS: '1000',
   SERVICE_CALL_TIMEOUT_MS: '2000',
   LOG_LEVEL: 'silent',
+  GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
 });
 const logger = createLogger({ service: 'test', level: 'silent' });
 
@@ -155,9 +157,16 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
     )
       .flatMap((methods) => Object.values(methods).map((operation) => operation.operationId))
       .sort();
-    // Spec 4.10, 4.11 and 4.14, plus the audit log.
+    // Spec 4.1-4.7, 4.10, 4.11 and 4.14, plus the audit log.
     expect(operationIds).toEqual(
       [
+        'completeLogout',
+        'exchangeAuthenticationHandoff',
+        'handleIdentityCallback',
+        'introspectGatewaySession',
+        'logout',
+        'resumeAuthentication',
+        'startAuthentication',
         'activateIdentityEnvironment',
         'activatePlatform',
         'archivePlatform',

@@ -1,5 +1,12 @@
-import type { Interceptor } from '@connectrpc/connect';
-import { authFlowMigrations, createAuthFlowRoutes } from '@gateway/auth-flow';
+import { createClient, type Interceptor } from '@connectrpc/connect';
+import {
+  authFlowDepsFromConfig,
+  authFlowMigrations,
+  createAuthFlowRoutes,
+  createRedisAuthFlowStore,
+  createSqlAuthFlowStore,
+} from '@gateway/auth-flow';
+import { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { GatewayConfig } from '@gateway/config';
 import { migrateSchema, type Database } from '@gateway/db';
 import { createEdgeApp, createEdgeClients, listen } from '@gateway/edge';
@@ -10,7 +17,12 @@ import {
   registryMigrations,
   seedDeploymentEnvironment,
 } from '@gateway/registry';
-import { createServiceInterceptors, type ServiceRoutes, type ServiceTarget } from '@gateway/rpc';
+import {
+  createServiceInterceptors,
+  createServiceTransport,
+  type ServiceRoutes,
+  type ServiceTarget,
+} from '@gateway/rpc';
 import type { Logger } from '@gateway/telemetry';
 import type { Redis } from 'ioredis';
 
@@ -31,6 +43,8 @@ export async function startGateway(options: {
   redis?: Redis;
   /** Overrides config.port (tests pass 0). */
   port?: number;
+  /** Replaces the onboarding service's routes (tests that script what is missing). */
+  onboardingRoutes?: ServiceRoutes;
 }): Promise<RunningGateway> {
   const { config, logger, db, redis } = options;
   for (const migrations of allSchemaMigrations) await migrateSchema(db, migrations);
@@ -44,23 +58,32 @@ export async function startGateway(options: {
     );
     return { kind: 'in-process', routes, serverInterceptors };
   };
+  const transport = (target: ServiceTarget) =>
+    createServiceTransport(target, { timeoutMs: config.serviceCallTimeoutMs });
+  const registry = inProcess(
+    'registry',
+    createRegistryRoutes({
+      deps: registryDeps,
+      probeTimeoutMs,
+      onBackgroundError: (error) => logger.warn({ err: error }, 'recording credential use failed'),
+    }),
+  );
+  const onboarding = inProcess(
+    'onboarding',
+    options.onboardingRoutes ?? createOnboardingRoutes({ db, probeTimeoutMs }),
+  );
+  const authFlowDeps = authFlowDepsFromConfig(config, {
+    db,
+    store: redis === undefined ? createSqlAuthFlowStore(db) : createRedisAuthFlowStore(redis),
+    registry: createClient(RegistryService, transport(registry)),
+    onboarding: createClient(OnboardingService, transport(onboarding)),
+  });
+  const authFlow = inProcess(
+    'auth-flow',
+    createAuthFlowRoutes({ deps: authFlowDeps, probeTimeoutMs }),
+  );
   const clients = createEdgeClients(
-    {
-      registry: inProcess(
-        'registry',
-        createRegistryRoutes({
-          deps: registryDeps,
-          probeTimeoutMs,
-          onBackgroundError: (error) =>
-            logger.warn({ err: error }, 'recording credential use failed'),
-        }),
-      ),
-      authFlow: inProcess(
-        'auth-flow',
-        createAuthFlowRoutes({ db, probeTimeoutMs, ...(redis === undefined ? {} : { redis }) }),
-      ),
-      onboarding: inProcess('onboarding', createOnboardingRoutes({ db, probeTimeoutMs })),
-    },
+    { registry, authFlow, onboarding },
     config.serviceCallTimeoutMs,
   );
   const app = createEdgeApp({ config, logger: logger.child({ component: 'edge' }), clients });

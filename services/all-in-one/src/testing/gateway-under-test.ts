@@ -1,5 +1,7 @@
 import { loadConfig, type GatewayConfig } from '@gateway/config';
+import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { createDatabase, type Database } from '@gateway/db';
+import type { ServiceRoutes } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
 import {
   createTestDatabase,
@@ -75,6 +77,7 @@ function callerOf(baseUrl: string, defaultToken: string): ApiCall {
 export async function startGatewayUnderTest(
   env: Record<string, string> = {},
   providerOptions: TestOpenIdProviderOptions = {},
+  overrides: { onboardingRoutes?: ServiceRoutes } = {},
 ): Promise<GatewayUnderTest> {
   const provider = await startTestOpenIdProvider({ environmentKey: 'PROD', ...providerOptions });
   const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
@@ -89,11 +92,18 @@ export async function startGatewayUnderTest(
     SERVICE_CALL_TIMEOUT_MS: '3000',
     DATABASE_TIMEOUT_MS: '2000',
     LOG_LEVEL: 'silent',
+    GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
   };
   const config = loadConfig({ ...baseEnv, ...env });
   const open = async (settings: GatewayConfig) => {
     const db = await createDatabase({ url: testDb.url, connectTimeoutMs: 2000 });
-    const gateway = await startGateway({ config: settings, logger: quietLogger, db, port: 0 });
+    const gateway = await startGateway({
+      config: settings,
+      logger: quietLogger,
+      db,
+      port: 0,
+      ...overrides,
+    });
     return { db, gateway };
   };
   const { db, gateway } = await open(config);

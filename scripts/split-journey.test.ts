@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { generateEncryptionKeySpec } from '@gateway/crypto';
+import { Redis } from 'ioredis';
+import {
+  createTestDatabase,
+  createTestRedis,
+  startTestOpenIdProvider,
+  unusedLocalPort,
+  waitFor,
+  type TestDatabase,
+  type TestOpenIdProvider,
+  type TestRedis,
+} from '@gateway/testkit';
+import { startSplitDeployment, type SplitDeployment, type SplitPorts } from './split-launcher.js';
+
+// Issue 4's split check: the services as separate processes on PostgreSQL and Redis, two
+// stateless edge instances; the login starts on one and finishes on the other.
+describe('a sign-in across two edge instances in split mode', () => {
+  let testDb: TestDatabase;
+  let testRedis: TestRedis;
+  let provider: TestOpenIdProvider;
+  let ports: SplitPorts;
+  let secondEdge: number;
+  let deployment: SplitDeployment;
+  const output: string[] = [];
+
+  beforeAll(async () => {
+    [testDb, testRedis, provider] = await Promise.all([
+      createTestDatabase(),
+      createTestRedis(),
+      startTestOpenIdProvider({ environmentKey: 'PROD' }),
+    ]);
+    ports = {
+      edge: await unusedLocalPort(),
+      registry: await unusedLocalPort(),
+      authFlow: await unusedLocalPort(),
+      onboarding: await unusedLocalPort(),
+    };
+    secondEdge = await unusedLocalPort();
+    const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
+    deployment = startSplitDeployment({
+      ports,
+      extraEdgePorts: [secondEdge],
+      env: {
+        PATH: process.env.PATH,
+        IDENTITY_ISSUER: provider.issuer,
+        IDENTITY_OIDC_CLIENT_ID: 'test-gateway',
+        IDENTITY_OIDC_CLIENT_SECRET: gatewayClient?.clientSecret ?? '',
+        IDENTITY_ACCESS_TOKEN_AUDIENCE: provider.audience,
+        IDENTITY_DEPLOYMENT_TIER: 'development',
+        // Both edges are one public gateway: the callback registered at the provider.
+        AUTH_CALLBACK_URL: 'http://localhost:8080/v1/auth/callback',
+        DATABASE_URL: testDb.url,
+        REDIS_URL: testRedis.url,
+        REDIS_KEY_PREFIX: testRedis.keyPrefix,
+        GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
+        LOG_LEVEL: 'warn',
+      },
+      onLine: (service, line) => output.push(`${service}: ${line}`),
+    });
+    for (const port of [ports.edge, secondEdge]) {
+      await waitFor(
+        async () =>
+          (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status ===
+          200,
+        { timeoutMs: 90_000, intervalMs: 300, what: `the edge on ${port} to answer ready` },
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}\n${output.join('\n')}`);
+      });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await deployment.stop();
+    await provider.close();
+    await testRedis.cleanup();
+    await testDb.drop();
+  });
+
+  it('starts on one edge and completes the callback, exchange and introspection on the other', async () => {
+    const first = `http://127.0.0.1:${ports.edge}`;
+    const second = `http://127.0.0.1:${secondEdge}`;
+    const admin = {
+      authorization: `Bearer ${await provider.machineToken({ scope: 'platforms:admin' })}`,
+    };
+    const created = await fetch(`${first}/v1/platforms`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        platformKey: 'SHOP',
+        displayName: 'Shop',
+        redirectPairs: [
+          {
+            label: 'web',
+            returnUrl: 'http://localhost:3000/',
+            callbackUrl: 'http://localhost:3000/cb',
+            isDefault: true,
+          },
+        ],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const [key] = (
+      (await created.json()) as { credentials: { clientId: string; clientSecret: string }[] }
+    ).credentials;
+    const basic = `Basic ${Buffer.from(`${key?.clientId}:${key?.clientSecret}`).toString('base64')}`;
+
+    const start = await fetch(`${first}/v1/auth/start?platformKey=SHOP&returnTo=%2F`, {
+      redirect: 'manual',
+    });
+    expect(start.status).toBe(302);
+    const callback = await provider.browser().signIn(start.headers.get('location') ?? '', 'user-1');
+    const landed = await fetch(`${second}/v1/auth/callback${callback.search}`, {
+      redirect: 'manual',
+    });
+    expect(landed.status).toBe(302);
+    const code = new URL(landed.headers.get('location') ?? '').searchParams.get('code');
+    expect(code).toMatch(/^handoff_/);
+
+    const exchanged = await fetch(`${second}/v1/auth/exchange`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/json' },
+      body: JSON.stringify({ code }),
+    });
+    expect(exchanged.status).toBe(200);
+    const body = (await exchanged.json()) as {
+      session: { gatewayToken: string };
+      user: { sub: string };
+    };
+    expect(body.user.sub).toBe('user-1');
+
+    const introspected = await fetch(`${first}/v1/auth/introspect`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/json' },
+      body: JSON.stringify({ token: body.session.gatewayToken }),
+    });
+    expect(await introspected.json()).toMatchObject({ active: true, platformKey: 'SHOP' });
+    // The session lives in Redis, not in either edge: its key is there under the prefix.
+    const redis = new Redis(testRedis.url);
+    try {
+      const [, sessionKeys] = await redis.scan(
+        '0',
+        'MATCH',
+        `${testRedis.keyPrefix}s:*`,
+        'COUNT',
+        1000,
+      );
+      expect(sessionKeys.length).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
