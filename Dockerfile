@@ -86,6 +86,7 @@ COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist
 COPY --from=build /app/services/all-in-one/dist services/all-in-one/dist
 COPY --from=build /app/services/auth-flow/dist services/auth-flow/dist
 COPY --from=build /app/services/dev-identity/dist services/dev-identity/dist
+COPY --from=build /app/services/dev-identity/seed-accounts.json services/dev-identity/
 COPY --from=build /app/services/edge/dist services/edge/dist
 COPY --from=build /app/services/onboarding/dist services/onboarding/dist
 COPY --from=build /app/services/registry/dist services/registry/dist

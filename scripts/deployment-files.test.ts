@@ -527,13 +527,21 @@ describe('Dockerfile', () => {
     const shipped = workspaceProjects().filter((dir) => !excluded.includes(manifestOf(dir).name));
     const copiedDists = instructionsOf('app')
       .filter((instruction) => instruction.args.startsWith('--from=build '))
-      .map((instruction) => instruction.args.split(/\s+/).slice(1));
+      .map((instruction) => instruction.args.split(/\s+/).slice(1))
+      .filter(([from]) => from?.endsWith('/dist'));
     expect(copiedDists.sort()).toEqual(
       shipped.map((dir) => [`/app/${dir}/dist`, `${dir}/dist`]).sort(),
     );
     expect(ancestry(stages, 'runtime').map((s) => s.name)).toEqual(['runtime']);
     const runtimeCopies = instructionsOf('runtime').filter((i) => i.keyword === 'COPY');
     expect(runtimeCopies.map((i) => i.args)).toEqual(['--from=app /app /app']);
+  });
+
+  it('ships the demo accounts the embedded default reads', () => {
+    const copies = instructionsOf('app').map((instruction) => instruction.args);
+    expect(copies).toContain(
+      '--from=build /app/services/dev-identity/seed-accounts.json services/dev-identity/',
+    );
   });
 
   it('installs everything the entry points load as production dependencies', () => {

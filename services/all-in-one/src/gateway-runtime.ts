@@ -1,4 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createClient, type Interceptor } from '@connectrpc/connect';
+import express from 'express';
 import {
   authFlowDepsFromConfig,
   authFlowMigrations,
@@ -45,6 +47,12 @@ export async function startGateway(options: {
   port?: number;
   /** Replaces the onboarding service's routes (tests that script what is missing). */
   onboardingRoutes?: ServiceRoutes;
+  /**
+   * Served before the gateway's own routes on the same origin: the development identity
+   * service of the embedded default (`/api/auth`, `/account`, `/internal/v1`). It calls
+   * `next` for everything else.
+   */
+  beforeEdge?: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 }): Promise<RunningGateway> {
   const { config, logger, db, redis } = options;
   for (const migrations of allSchemaMigrations) await migrateSchema(db, migrations);
@@ -86,7 +94,15 @@ export async function startGateway(options: {
     { registry, authFlow, onboarding },
     config.serviceCallTimeoutMs,
   );
-  const app = createEdgeApp({ config, logger: logger.child({ component: 'edge' }), clients });
+  const edge = createEdgeApp({ config, logger: logger.child({ component: 'edge' }), clients });
+  const { beforeEdge } = options;
+  let app = edge;
+  if (beforeEdge !== undefined) {
+    app = express();
+    app.disable('x-powered-by');
+    app.use((req, res, next) => beforeEdge(req, res, () => next()));
+    app.use(edge);
+  }
   const server = await listen(app, options.port ?? config.port);
   return {
     url: `http://localhost:${server.port}`,

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ConfigError,
   loadConfigOrExit,
@@ -15,10 +16,17 @@ import { startGateway, type RunningGateway } from './gateway-runtime.js';
  * value stops the process naming the variable), PostgreSQL from DATABASE_URL or embedded
  * PGlite in GATEWAY_DATA_DIR, Redis when REDIS_URL is set, drain on SIGTERM / Ctrl-C.
  */
+export type BeforeEdge = {
+  handle: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  close(): Promise<void>;
+};
+
 export async function runGatewayProcess(
   env: NodeJS.ProcessEnv,
   options: {
     onStarted?: (gateway: RunningGateway, config: GatewayConfig, logger: Logger) => void;
+    /** Started before the gateway and served on its origin (the development identity service). */
+    beforeEdge?: (config: GatewayConfig) => Promise<BeforeEdge>;
   } = {},
 ): Promise<void> {
   const config = loadConfigOrExit(env);
@@ -51,11 +59,14 @@ export async function runGatewayProcess(
           keyPrefix: config.redisKeyPrefix,
           timeoutMs: config.databaseTimeoutMs,
         });
+  const beforeEdge =
+    options.beforeEdge === undefined ? undefined : await options.beforeEdge(config);
   const gateway = await startGateway({
     config,
     logger,
     db,
     ...(redis === undefined ? {} : { redis }),
+    ...(beforeEdge === undefined ? {} : { beforeEdge: beforeEdge.handle }),
   });
   logger.info(
     { port: gateway.port, database: db.kind, store: redis === undefined ? 'sql' : 'redis' },
@@ -67,6 +78,7 @@ export async function runGatewayProcess(
     close: async () => {
       logger.info('shutting down');
       await gateway.close();
+      await beforeEdge?.close();
       redis?.disconnect();
       await db.close();
       await shutdownTelemetry();

@@ -19,3 +19,9 @@ export {
   serviceTokenIssuer,
 } from './service-token.js';
 export type { ServiceAction } from './service-token.js';
+export {
+  adminClientId,
+  devIdentityOptionsFromEnv,
+  gatewayClientId,
+  shippedSeedFile,
+} from './options-from-env.js';

@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCookieJar, unusedLocalPort, waitFor } from '@gateway/testkit';
+
+// The embedded default as `pnpm start` runs it, with the development identity service on
+// the gateway's origin: an admin registers a platform with a token from the identity
+// service, and a user signs in through its real sign-in page.
+let child: ChildProcess;
+let dataDir: string;
+let origin: string;
+let output = '';
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'gateway-embedded-journey-'));
+  const port = await unusedLocalPort();
+  origin = `http://localhost:${port}`;
+  child = spawn(
+    process.execPath,
+    ['--conditions=@gateway/source', '--import', 'tsx', 'services/all-in-one/src/main.ts'],
+    {
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        GATEWAY_DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(
+    async () => (await fetch(`${origin}/health/ready`).catch(() => undefined))?.status === 200,
+    {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+      what: 'the embedded gateway to answer ready',
+    },
+  ).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${output}`);
+  });
+}, 120_000);
+
+afterAll(async () => {
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function adminToken(): Promise<string> {
+  const secrets = JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  const response = await fetch(`${origin}/api/auth/env/PROD/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`gateway-admin:${secrets.DEV_IDENTITY_ADMIN_CLIENT_SECRET}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope: 'platforms:admin',
+      resource: 'http://localhost:8080',
+    }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+describe('the embedded default', () => {
+  it('signs a demo user in through the development identity service and hands off to the platform', async () => {
+    const created = await fetch(`${origin}/v1/platforms`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await adminToken()}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        platformKey: 'DEMO',
+        displayName: 'Demo',
+        redirectPairs: [
+          {
+            label: 'web',
+            returnUrl: 'http://localhost:3000/',
+            callbackUrl: 'http://localhost:3000/auth/callback',
+            isDefault: true,
+          },
+        ],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const [key] = (
+      (await created.json()) as { credentials: { clientId: string; clientSecret: string }[] }
+    ).credentials;
+
+    // A browser: follow redirects on the gateway's origin, keep cookies, fill the sign-in form.
+    const jar = createCookieJar();
+    const visit = async (url: string, form?: Record<string, string>) => {
+      const cookie = jar.headerFor(url);
+      const response = await fetch(url, {
+        method: form === undefined ? 'GET' : 'POST',
+        redirect: 'manual',
+        headers: {
+          ...(cookie === undefined ? {} : { cookie }),
+          ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+        },
+        ...(form === undefined ? {} : { body: new URLSearchParams(form) }),
+      });
+      jar.store(url, response);
+      return response;
+    };
+    let url = `${origin}/v1/auth/start?platformKey=DEMO&returnTo=%2F`;
+    let response = await visit(url);
+    let submitted = false;
+    for (let hop = 0; hop < 15; hop += 1) {
+      const location = response.headers.get('location');
+      if (location !== null && response.status >= 300 && response.status < 400) {
+        const next = new URL(location, url);
+        if (next.origin === 'http://localhost:3000') {
+          url = next.href;
+          break;
+        }
+        url = next.href;
+        response = await visit(url);
+        continue;
+      }
+      const page = await response.text();
+      expect(submitted).toBe(false);
+      const action = /<form[^>]*\saction="([^"]*login[^"]*)"/.exec(page)?.[1];
+      if (action === undefined) throw new Error(`no sign-in form at ${url}:\n${page}`);
+      const hidden = Object.fromEntries(
+        [...page.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]*)"[^>]*value="([^"]*)"/g)].map(
+          (m) => [m[1], m[2]],
+        ),
+      );
+      url = new URL(action.replace(/&amp;/g, '&'), url).href;
+      response = await visit(url, {
+        ...hidden,
+        email: 'alice@example.com',
+        password: 'alice-password',
+      });
+      submitted = true;
+    }
+    const landed = new URL(url);
+    expect(`${landed.origin}${landed.pathname}`).toBe('http://localhost:3000/auth/callback');
+    const code = landed.searchParams.get('code');
+    expect(code).toMatch(/^handoff_/);
+
+    const exchanged = await fetch(`${origin}/v1/auth/exchange`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${key?.clientId}:${key?.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ code }),
+    });
+    expect(exchanged.status).toBe(200);
+    const body = (await exchanged.json()) as {
+      user: { issuer: string };
+      environment: { key: string };
+    };
+    expect(body.user.issuer).toBe(`${origin}/api/auth/env/PROD`);
+    expect(body.environment.key).toBe('PROD');
+  }, 60_000);
+});
