@@ -80,9 +80,21 @@ export async function startGateway(options: {
     'onboarding',
     options.onboardingRoutes ?? createOnboardingRoutes({ db, probeTimeoutMs }),
   );
+  const sqlStore = redis === undefined ? createSqlAuthFlowStore(db) : undefined;
+  const store = sqlStore ?? createRedisAuthFlowStore(redis ?? never('redis'));
+  // Redis expires keys itself; the SQL store's expired rows are removed every 10 minutes.
+  const purge =
+    sqlStore === undefined
+      ? undefined
+      : setInterval(() => {
+          sqlStore.purgeExpired(Date.now()).catch((error: unknown) => {
+            logger.warn({ err: error }, 'purging expired login state failed');
+          });
+        }, 10 * 60_000);
+  purge?.unref();
   const authFlowDeps = authFlowDepsFromConfig(config, {
     db,
-    store: redis === undefined ? createSqlAuthFlowStore(db) : createRedisAuthFlowStore(redis),
+    store,
     registry: createClient(RegistryService, transport(registry)),
     onboarding: createClient(OnboardingService, transport(onboarding)),
   });
@@ -107,6 +119,13 @@ export async function startGateway(options: {
   return {
     url: `http://localhost:${server.port}`,
     port: server.port,
-    close: () => server.close(),
+    close: async () => {
+      clearInterval(purge);
+      await server.close();
+    },
   };
+}
+
+function never(what: string): never {
+  throw new Error(`${what} is missing`);
 }

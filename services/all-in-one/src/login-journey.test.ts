@@ -185,6 +185,19 @@ describe('the sign-in journey', () => {
     expect((await introspect(shopKeys.backend, 'not-a-session')).body).toEqual({ active: false });
   });
 
+  it('introspects the session of a suspended or deleted user as inactive (spec 4.5)', async () => {
+    // The account APIs that change a user's status arrive with the onboarding issue; the
+    // status is set directly here.
+    const users = () =>
+      t.db.knex('authflow.users').where({ subject: 'user-1', issuer: t.provider.issuer });
+    for (const status of ['SUSPENDED', 'SOFT_DELETED']) {
+      await users().update({ status });
+      expect((await introspect(shopKeys.backend, gatewayToken)).body).toEqual({ active: false });
+    }
+    await users().update({ status: 'ACTIVE' });
+    expect((await introspect(shopKeys.backend, gatewayToken)).body).toMatchObject({ active: true });
+  });
+
   it('logs out: revokes, clears the cookie and sends the browser through the identity end-session (spec 4.6, 4.7)', async () => {
     const cookie = `svc_auth_session=${encodeURIComponent(gatewayToken)}`;
     const refused = await t.call('POST', '/v1/auth/logout', { token: null, headers: { cookie } });
