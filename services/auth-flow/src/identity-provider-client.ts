@@ -190,11 +190,13 @@ export async function verifyIdToken(
   };
 }
 
+// Duck-typed, not `instanceof Error`: errors thrown by fetch may come from another realm.
 function isJwksUnavailable(error: unknown): boolean {
+  if (error instanceof joseErrors.JWKSTimeout) return true;
+  const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
   return (
-    error instanceof joseErrors.JWKSTimeout ||
-    (error instanceof Error && error.name === 'JWKSTimeout') ||
-    (error instanceof Error && /fetch failed|ECONNREFUSED|Expected 200 OK/.test(error.message))
+    name === 'JWKSTimeout' ||
+    (typeof message === 'string' && /fetch failed|ECONNREFUSED|Expected 200 OK/.test(message))
   );
 }
 
