@@ -163,10 +163,56 @@ describe('the embedded default', () => {
     });
     expect(exchanged.status).toBe(200);
     const body = (await exchanged.json()) as {
+      session: { gatewayToken: string };
       user: { issuer: string };
       environment: { key: string };
     };
     expect(body.user.issuer).toBe(`${origin}/api/auth/env/PROD`);
     expect(body.environment.key).toBe('PROD');
+
+    const basic = `Basic ${Buffer.from(`${key?.clientId}:${key?.clientSecret}`).toString('base64')}`;
+    const introspect = async () =>
+      (
+        await fetch(`${origin}/v1/auth/introspect`, {
+          method: 'POST',
+          headers: { authorization: basic, 'content-type': 'application/json' },
+          body: JSON.stringify({ token: body.session.gatewayToken }),
+        })
+      ).json();
+    expect(await introspect()).toMatchObject({ active: true, platformKey: 'DEMO' });
+
+    // Logout through the development identity service's end-session page and back.
+    const logout = await fetch(`${origin}/v1/auth/logout`, {
+      method: 'POST',
+      headers: { cookie: jar.headerFor(`${origin}/`) ?? '', origin },
+    });
+    expect(logout.status).toBe(200);
+    const { logoutUrl } = (await logout.json()) as { logoutUrl: string };
+    expect(logoutUrl.startsWith(`${origin}/api/auth/env/PROD/`)).toBe(true);
+    url = logoutUrl;
+    response = await visit(url);
+    for (let hop = 0; hop < 10; hop += 1) {
+      const location = response.headers.get('location');
+      if (location !== null && response.status >= 300 && response.status < 400) {
+        url = new URL(location, url).href;
+        if (new URL(url).origin === 'http://localhost:3000') break;
+        response = await visit(url);
+        continue;
+      }
+      // The sign-out confirmation: a form with its xsrf token and `logout=yes`.
+      const page = await response.text();
+      const action = /<form[^>]*\saction="([^"]*)"/.exec(page)?.[1];
+      if (action === undefined) throw new Error(`no sign-out form at ${url}:\n${page}`);
+      const hidden = Object.fromEntries(
+        [...page.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]*)"[^>]*value="([^"]*)"/g)].map(
+          (m) => [m[1], m[2]],
+        ),
+      );
+      url = new URL(action.replace(/&amp;/g, '&'), url).href;
+      response = await visit(url, { ...hidden, logout: 'yes' });
+    }
+    // The gateway's logged-out endpoint sent the browser to the platform's default return URL.
+    expect(url).toBe('http://localhost:3000/');
+    expect(await introspect()).toEqual({ active: false });
   }, 60_000);
 });
