@@ -2,14 +2,13 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { ConnectRouter } from '@connectrpc/connect';
-import { OnboardingService } from '@gateway/contracts';
 import {
   createTestSigningKey,
   startTestTokenIssuer,
   unusedLocalPort,
   type TestTokenIssuer,
 } from '@gateway/testkit';
+import { createScriptedOnboarding } from './testing/scripted-onboarding.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
 import {
   handoffCodeOf,
@@ -108,16 +107,8 @@ async function startMisbehavingProvider(): Promise<MisbehavingProvider> {
 
 // The onboarding service is scripted (as in onboarding-gate.test.ts) so that a login can be
 // made to stop for onboarding; by default nothing is missing.
-const missing = { global: [] as string[] };
-function scriptedOnboarding(router: ConnectRouter): void {
-  router.service(OnboardingService, {
-    evaluateOnboarding: () => ({
-      globalMissingFields: missing.global,
-      platformMissingFields: [],
-      platformStatus: 'COMPLETE',
-    }),
-  });
-}
+const scripted = createScriptedOnboarding();
+const { missing } = scripted;
 
 const CLIENT_ID = 'fake-gateway';
 // Characters that client_secret_basic must form-encode before Base64 (RFC 6749 2.3.1).
@@ -183,7 +174,7 @@ const discoveryDocument =
   });
 
 beforeAll(async () => {
-  t = await startGatewayUnderTest({}, {}, { onboardingRoutes: scriptedOnboarding });
+  t = await startGatewayUnderTest({}, {}, { onboardingRoutes: scripted.routes });
   fake = await startMisbehavingProvider();
   signer = await startTestTokenIssuer({ alg: 'ES256', path: '/signer' });
   closedPort = await unusedLocalPort();

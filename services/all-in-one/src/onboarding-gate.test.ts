@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { ConnectRouter } from '@connectrpc/connect';
-import { OnboardingService } from '@gateway/contracts';
+import { createScriptedOnboarding } from './testing/scripted-onboarding.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
 import {
   handoffCodeOf,
@@ -12,22 +11,14 @@ import {
 // Spec 4.2 step 8 and 4.3: the login stops for onboarding and resumes once nothing
 // required is missing. Field definitions arrive with the onboarding issue, so this test
 // scripts what the onboarding service reports (a stand-in implementing its real contract).
-const missing = { global: [] as string[], platform: [] as string[] };
-function scriptedOnboarding(router: ConnectRouter): void {
-  router.service(OnboardingService, {
-    evaluateOnboarding: () => ({
-      globalMissingFields: missing.global,
-      platformMissingFields: missing.platform,
-      platformStatus: missing.platform.length > 0 ? 'IN_PROGRESS' : 'COMPLETE',
-    }),
-  });
-}
+const scripted = createScriptedOnboarding();
+const { missing } = scripted;
 
 let t: GatewayUnderTest;
 const keys: Record<string, IssuedKey> = {};
 
 beforeAll(async () => {
-  t = await startGatewayUnderTest({}, {}, { onboardingRoutes: scriptedOnboarding });
+  t = await startGatewayUnderTest({}, {}, { onboardingRoutes: scripted.routes });
   for (const [platformKey, mode, port] of [
     ['CENTRAL_APP', 'central', 3100],
     ['OWN_APP', 'platform', 3200],

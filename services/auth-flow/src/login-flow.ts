@@ -116,6 +116,12 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       },
       at,
     );
+    // Spec 2.5: an HTTPS picture fills an empty avatar, the name an unset display name.
+    await deps.onboarding.applyIdentityClaims({
+      userId: user.id,
+      ...(verified.picture === undefined ? {} : { picture: verified.picture }),
+      ...(verified.name === undefined ? {} : { name: verified.name }),
+    });
     // Step 5: the bootstrap list only grants, and only for verified deployment logins.
     const email = verified.email?.toLowerCase();
     if (

@@ -1,10 +1,13 @@
 import type { SchemaMigrations } from '@gateway/db';
+import { createProfiles } from './migrations/0001-create-profiles.js';
 
 /**
  * The onboarding service's PostgreSQL schema `onboarding`. Migrations are applied in key order at
- * start (and by `pnpm migrate`); the issues that build each feature add them here.
+ * start (and by `pnpm migrate`); the onboarding issue adds field definitions and values.
  */
 export const onboardingMigrations: SchemaMigrations = {
   schema: 'onboarding',
-  migrations: {},
+  migrations: {
+    '20261201_0001_create_profiles': createProfiles,
+  },
 };

@@ -2,6 +2,7 @@ import type { ConnectRouter } from '@connectrpc/connect';
 import { OnboardingService } from '@gateway/contracts';
 import type { Database } from '@gateway/db';
 import { evaluateOnboarding } from './onboarding-evaluation.js';
+import { applyIdentityClaims } from './profile-claims.js';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
 
 export type OnboardingServiceOptions = {
@@ -20,6 +21,14 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
             userId: request.userId,
             platformKey: request.platformKey,
           }),
+        async applyIdentityClaims(request) {
+          const { avatarUrl } = await applyIdentityClaims(options.db, {
+            userId: request.userId,
+            picture: request.picture,
+            name: request.name,
+          });
+          return avatarUrl === undefined ? {} : { avatarUrl };
+        },
       }),
     createHealthRoutes({
       serviceName: OnboardingService.typeName,

@@ -10,7 +10,51 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file onboarding/v1/onboarding.proto.
  */
 export const file_onboarding_v1_onboarding: GenFile = /*@__PURE__*/
-  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEiQgoZRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCSJ1ChpFdmFsdWF0ZU9uYm9hcmRpbmdSZXNwb25zZRIdChVnbG9iYWxfbWlzc2luZ19maWVsZHMYASADKAkSHwoXcGxhdGZvcm1fbWlzc2luZ19maWVsZHMYAiADKAkSFwoPcGxhdGZvcm1fc3RhdHVzGAMgASgJMn4KEU9uYm9hcmRpbmdTZXJ2aWNlEmkKEkV2YWx1YXRlT25ib2FyZGluZxIoLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBopLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEiawoaQXBwbHlJZGVudGl0eUNsYWltc1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIUCgdwaWN0dXJlGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBQgoKCF9waWN0dXJlQgcKBV9uYW1lIkUKG0FwcGx5SWRlbnRpdHlDbGFpbXNSZXNwb25zZRIXCgphdmF0YXJfdXJsGAEgASgJSACIAQFCDQoLX2F2YXRhcl91cmwiQgoZRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCSJ1ChpFdmFsdWF0ZU9uYm9hcmRpbmdSZXNwb25zZRIdChVnbG9iYWxfbWlzc2luZ19maWVsZHMYASADKAkSHwoXcGxhdGZvcm1fbWlzc2luZ19maWVsZHMYAiADKAkSFwoPcGxhdGZvcm1fc3RhdHVzGAMgASgJMuwBChFPbmJvYXJkaW5nU2VydmljZRJpChJFdmFsdWF0ZU9uYm9hcmRpbmcSKC5vbmJvYXJkaW5nLnYxLkV2YWx1YXRlT25ib2FyZGluZ1JlcXVlc3QaKS5vbmJvYXJkaW5nLnYxLkV2YWx1YXRlT25ib2FyZGluZ1Jlc3BvbnNlEmwKE0FwcGx5SWRlbnRpdHlDbGFpbXMSKS5vbmJvYXJkaW5nLnYxLkFwcGx5SWRlbnRpdHlDbGFpbXNSZXF1ZXN0Gioub25ib2FyZGluZy52MS5BcHBseUlkZW50aXR5Q2xhaW1zUmVzcG9uc2ViBnByb3RvMw");
+
+/**
+ * @generated from message onboarding.v1.ApplyIdentityClaimsRequest
+ */
+export type ApplyIdentityClaimsRequest = Message<"onboarding.v1.ApplyIdentityClaimsRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: optional string picture = 2;
+   */
+  picture?: string | undefined;
+
+  /**
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.ApplyIdentityClaimsRequest.
+ * Use `create(ApplyIdentityClaimsRequestSchema)` to create a new message.
+ */
+export const ApplyIdentityClaimsRequestSchema: GenMessage<ApplyIdentityClaimsRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 0);
+
+/**
+ * @generated from message onboarding.v1.ApplyIdentityClaimsResponse
+ */
+export type ApplyIdentityClaimsResponse = Message<"onboarding.v1.ApplyIdentityClaimsResponse"> & {
+  /**
+   * @generated from field: optional string avatar_url = 1;
+   */
+  avatarUrl?: string | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.ApplyIdentityClaimsResponse.
+ * Use `create(ApplyIdentityClaimsResponseSchema)` to create a new message.
+ */
+export const ApplyIdentityClaimsResponseSchema: GenMessage<ApplyIdentityClaimsResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 1);
 
 /**
  * @generated from message onboarding.v1.EvaluateOnboardingRequest
@@ -32,7 +76,7 @@ export type EvaluateOnboardingRequest = Message<"onboarding.v1.EvaluateOnboardin
  * Use `create(EvaluateOnboardingRequestSchema)` to create a new message.
  */
 export const EvaluateOnboardingRequestSchema: GenMessage<EvaluateOnboardingRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 0);
+  messageDesc(file_onboarding_v1_onboarding, 2);
 
 /**
  * @generated from message onboarding.v1.EvaluateOnboardingResponse
@@ -65,7 +109,7 @@ export type EvaluateOnboardingResponse = Message<"onboarding.v1.EvaluateOnboardi
  * Use `create(EvaluateOnboardingResponseSchema)` to create a new message.
  */
 export const EvaluateOnboardingResponseSchema: GenMessage<EvaluateOnboardingResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 1);
+  messageDesc(file_onboarding_v1_onboarding, 3);
 
 /**
  * OnboardingService owns canonical profiles, onboarding field definitions, field values and onboarding evaluation.
@@ -85,6 +129,17 @@ export const OnboardingService: GenService<{
     methodKind: "unary";
     input: typeof EvaluateOnboardingRequestSchema;
     output: typeof EvaluateOnboardingResponseSchema;
+  },
+  /**
+   * Spec 2.5 at each login: an HTTPS `picture` fills an empty avatarUrl and `name` fills
+   * metadata.displayName when not yet set. Creates the user's profile on first use.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.ApplyIdentityClaims
+   */
+  applyIdentityClaims: {
+    methodKind: "unary";
+    input: typeof ApplyIdentityClaimsRequestSchema;
+    output: typeof ApplyIdentityClaimsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_onboarding_v1_onboarding, 0);
