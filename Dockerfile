@@ -32,6 +32,7 @@ COPY packages/contracts/package.json packages/contracts/
 COPY packages/crypto/package.json packages/crypto/
 COPY packages/db/package.json packages/db/
 COPY packages/errors/package.json packages/errors/
+COPY packages/field-rules/package.json packages/field-rules/
 COPY packages/oidc/package.json packages/oidc/
 COPY packages/rpc/package.json packages/rpc/
 COPY packages/telemetry/package.json packages/telemetry/
@@ -80,6 +81,7 @@ COPY --from=build /app/packages/contracts/dist packages/contracts/dist
 COPY --from=build /app/packages/crypto/dist packages/crypto/dist
 COPY --from=build /app/packages/db/dist packages/db/dist
 COPY --from=build /app/packages/errors/dist packages/errors/dist
+COPY --from=build /app/packages/field-rules/dist packages/field-rules/dist
 COPY --from=build /app/packages/oidc/dist packages/oidc/dist
 COPY --from=build /app/packages/rpc/dist packages/rpc/dist
 COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist
