@@ -5,6 +5,10 @@ import { createKeyring, parseEncryptionKeys } from '@gateway/crypto';
 import type { Database } from '@gateway/db';
 import { createDiscoveryCache, createJwksCache } from '@gateway/oidc';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
+import {
+  createIdentityServiceClient,
+  IDENTITY_SERVICE_TIMEOUT_MS,
+} from './identity-service-client.js';
 import type { AuthFlowStore } from './store/auth-flow-store.js';
 
 /** Spec: gateway session lifetime "not shown"; see docs/decisions.md. */
@@ -37,6 +41,15 @@ export function authFlowDepsFromConfig(
       accountCenterUrl: config.accountCenterUrl,
       identityPostLogoutRedirectUri: config.identityPostLogoutRedirectUri,
       identityTimeoutMs: config.serviceCallTimeoutMs,
+      deploymentIssuer: config.identityIssuer,
     },
+    identityService:
+      config.identityServiceUrl === undefined || config.identityServiceKey === undefined
+        ? undefined
+        : createIdentityServiceClient({
+            baseUrl: config.identityServiceUrl,
+            key: config.identityServiceKey,
+            timeoutMs: IDENTITY_SERVICE_TIMEOUT_MS,
+          }),
   };
 }

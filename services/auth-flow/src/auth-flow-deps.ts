@@ -3,6 +3,7 @@ import type { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { Keyring } from '@gateway/crypto';
 import type { Database } from '@gateway/db';
 import type { DiscoveryCache, JwksCache } from '@gateway/oidc';
+import type { IdentityServiceClient } from './identity-service-client.js';
 import type { AuthFlowStore } from './store/auth-flow-store.js';
 
 export type AuthFlowSettings = {
@@ -20,6 +21,8 @@ export type AuthFlowSettings = {
   accountCenterUrl: string | undefined;
   identityPostLogoutRedirectUri: string | undefined;
   identityTimeoutMs: number;
+  /** IDENTITY_ISSUER: the deployment environment's issuer; its users may hold roles. */
+  deploymentIssuer: string;
 };
 
 /** Everything the auth-flow service needs, handed in by its main or the all-in-one process. */
@@ -33,5 +36,10 @@ export type AuthFlowDeps = {
   discovery: DiscoveryCache;
   jwks: JwksCache;
   settings: AuthFlowSettings;
+  /**
+   * The identity service API (spec 4.15); absent when IDENTITY_SERVICE_URL or
+   * IDENTITY_SERVICE_KEY is not configured (callers answer IDENTITY_SERVICE_NOT_CONFIGURED).
+   */
+  identityService?: IdentityServiceClient | undefined;
   now?: () => Date;
 };

@@ -11,6 +11,7 @@ import { createEnvironmentClients } from './environment-clients.js';
 import { createLoginFlow } from './login-flow.js';
 import { createLogoutFlow } from './logout-flow.js';
 import { createSessionHandoff } from './session-handoff.js';
+import { createUserAdmin, DEFAULT_PAGE_SIZE } from './user-admin.js';
 import { permissionsOf, provisionUser } from './users.js';
 
 export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeof AuthFlowService> {
@@ -18,6 +19,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
   const login = createLoginFlow(deps, environments);
   const handoff = createSessionHandoff(deps, environments);
   const logout = createLogoutFlow(deps, environments);
+  const userAdmin = createUserAdmin(deps);
   return {
     startLogin: (request) =>
       login.startLogin({
@@ -71,6 +73,21 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
         permissions: await permissionsOf(deps.db.knex, user, request.deployment),
       };
     },
+    // Spec 4.12.
+    listUsers: (request) =>
+      userAdmin.listUsers({
+        search: request.search,
+        page: request.page === 0 ? 1 : request.page,
+        pageSize: request.pageSize === 0 ? DEFAULT_PAGE_SIZE : request.pageSize,
+        environmentKey: request.environmentKey,
+      }),
+    async grantPlatformAdmin(request) {
+      return { user: await userAdmin.grantPlatformAdmin(request.context, request.userId) };
+    },
+    async revokePlatformAdmin(request) {
+      return { user: await userAdmin.revokePlatformAdmin(request.context, request.userId) };
+    },
+    revokeUserSessions: (request) => userAdmin.revokeUserSessions(request.userId),
   };
 }
 

@@ -18,6 +18,7 @@ import { registerDocsRoutes } from './routes/docs-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerIdentityEnvironmentRoutes } from './routes/identity-environment-routes.js';
 import { registerPlatformRoutes } from './routes/platform-routes.js';
+import { registerUserAdminRoutes } from './routes/user-admin-routes.js';
 import type { EdgeClients } from './service-clients.js';
 
 export type EdgeAppOptions = {
@@ -83,6 +84,7 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   registerPlatformRoutes(router, catalog, registryRoutes);
   registerIdentityEnvironmentRoutes(router, catalog, registryRoutes);
   registerAuditRoutes(router, catalog, registryRoutes);
+  registerUserAdminRoutes(router, catalog, registryRoutes);
   registerAuthRoutes(router, catalog, {
     clients,
     isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),

@@ -14,6 +14,8 @@ export type AuditActor = {
 
 export type AuditKind =
   | 'user_role.bootstrapped'
+  | 'user_role.granted'
+  | 'user_role.revoked'
   | 'identity_environment.created'
   | 'identity_environment.updated'
   | 'identity_environment.deactivated'

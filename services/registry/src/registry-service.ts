@@ -42,7 +42,11 @@ import {
 } from './registry-messages.js';
 
 /** Audit kinds other services record through AppendAuditRecord. */
-const externallyRecordedKinds = new Set<string>(['user_role.bootstrapped']);
+const externallyRecordedKinds = new Set<string>([
+  'user_role.bootstrapped',
+  'user_role.granted',
+  'user_role.revoked',
+]);
 
 const tiers = new Set<string>(['development', 'staging', 'production']);
 const modes = new Set<string>(['none', 'platform', 'central']);

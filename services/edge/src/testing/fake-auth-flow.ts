@@ -170,6 +170,23 @@ export function createFakeAuthFlow(): FakeAuthFlow {
       // Roles arrive through the real auth-flow service; the stand-in grants none.
       return { userId: '00000000-0000-4000-8000-0000000000aa', permissions: [] };
     },
+    // User admin (spec 4.12) is tested end to end against the real service (all-in-one).
+    listUsers(request) {
+      record('listUsers', request);
+      return { items: [], total: 0, page: request.page, pageSize: request.pageSize };
+    },
+    grantPlatformAdmin(request) {
+      record('grantPlatformAdmin', request);
+      return {};
+    },
+    revokePlatformAdmin(request) {
+      record('revokePlatformAdmin', request);
+      return {};
+    },
+    revokeUserSessions(request) {
+      record('revokeUserSessions', request);
+      return { revokedGatewaySessions: 0, identitySessionsRevoked: true };
+    },
   };
   return fake;
 }

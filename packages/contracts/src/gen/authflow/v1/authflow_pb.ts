@@ -4,13 +4,270 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { RequestContext } from "../../registry/v1/registry_pb.js";
+import { file_registry_v1_registry } from "../../registry/v1/registry_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file authflow/v1/authflow.proto.
  */
 export const file_authflow_v1_authflow: GenFile = /*@__PURE__*/
-  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEinwEKGVByb3Zpc2lvblRva2VuVXNlclJlcXVlc3QSDgoGaXNzdWVyGAEgASgJEg8KB3N1YmplY3QYAiABKAkSFwoPZW52aXJvbm1lbnRfa2V5GAMgASgJEhIKCmRlcGxveW1lbnQYBCABKAgSEgoFZW1haWwYBSABKAlIAIgBARIWCg5lbWFpbF92ZXJpZmllZBgGIAEoCEIICgZfZW1haWwiQgoaUHJvdmlzaW9uVG9rZW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRITCgtwZXJtaXNzaW9ucxgCIAMoCSKGAQoRU3RhcnRMb2dpblJlcXVlc3QSFAoMcGxhdGZvcm1fa2V5GAEgASgJEhEKCXJldHVybl90bxgCIAEoCRIcCg9vbmJvYXJkaW5nX21vZGUYAyABKAlIAIgBARIWCg5kZWZhdWx0X3NjcmVlbhgEIAEoCUISChBfb25ib2FyZGluZ19tb2RlIkMKElN0YXJ0TG9naW5SZXNwb25zZRIVCg1hdXRob3JpemVfdXJsGAEgASgJEhYKDnRyYW5zYWN0aW9uX2lkGAIgASgJIjMKFENvbXBsZXRlTG9naW5SZXF1ZXN0EgwKBGNvZGUYASABKAkSDQoFc3RhdGUYAiABKAkiYAoVQ29tcGxldGVMb2dpblJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCRIVCg1zZXNzaW9uX3Rva2VuGAIgASgJEhoKEnNlc3Npb25fZXhwaXJlc19hdBgDIAEoCSJDChJSZXN1bWVMb2dpblJlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCSIrChNSZXN1bWVMb2dpblJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCSJSChZFeGNoYW5nZUhhbmRvZmZSZXF1ZXN0EgwKBGNvZGUYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJEhQKDGNhbGxiYWNrX3VybBgDIAEoCSJICg9FeGNoYW5nZVNlc3Npb24SCgoCaWQYASABKAkSEgoKZXhwaXJlc19hdBgCIAEoCRIVCg1nYXRld2F5X3Rva2VuGAMgASgJIlkKDEV4Y2hhbmdlVXNlchIKCgJpZBgBIAEoCRILCgNzdWIYAiABKAkSDgoGaXNzdWVyGAMgASgJEhQKB3BpY3R1cmUYBCABKAlIAIgBAUIKCghfcGljdHVyZSIwChNFeGNoYW5nZUVudmlyb25tZW50EgsKA2tleRgBIAEoCRIMCgR0aWVyGAIgASgJInkKEkV4Y2hhbmdlT25ib2FyZGluZxIOCgZzdGF0dXMYASABKAkSGwoTcmVxdWlyZW1lbnRfdmVyc2lvbhgCIAEoBRIWCg5taXNzaW5nX2ZpZWxkcxgDIAMoCRIeChZjYW5fY29tcGxldGVfY2VudHJhbGx5GAQgASgIIjkKD0V4Y2hhbmdlUHJvZmlsZRIOCgZzdGF0dXMYASABKAkSFgoObWlzc2luZ19maWVsZHMYAiADKAkiygIKF0V4Y2hhbmdlSGFuZG9mZlJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5hdXRoZmxvdy52MS5FeGNoYW5nZVNlc3Npb24SJwoEdXNlchgCIAEoCzIZLmF1dGhmbG93LnYxLkV4Y2hhbmdlVXNlchIUCgxwbGF0Zm9ybV9rZXkYAyABKAkSNQoLZW52aXJvbm1lbnQYBCABKAsyIC5hdXRoZmxvdy52MS5FeGNoYW5nZUVudmlyb25tZW50EjMKCm9uYm9hcmRpbmcYBSABKAsyHy5hdXRoZmxvdy52MS5FeGNoYW5nZU9uYm9hcmRpbmcSLQoHcHJvZmlsZRgGIAEoCzIcLmF1dGhmbG93LnYxLkV4Y2hhbmdlUHJvZmlsZRITCgtwZXJtaXNzaW9ucxgHIAMoCRIRCglyZXR1cm5fdG8YCCABKAkiPwoYSW50cm9zcGVjdFNlc3Npb25SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCSJ2ChBJbnRyb3NwZWN0ZWRVc2VyEgoKAmlkGAEgASgJEg4KBmlzc3VlchgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEg0KBWVtYWlsGAQgASgJEhYKDmVtYWlsX3ZlcmlmaWVkGAUgASgIEg4KBnN0YXR1cxgGIAEoCSLNAQoZSW50cm9zcGVjdFNlc3Npb25SZXNwb25zZRIOCgZhY3RpdmUYASABKAgSEgoKc2Vzc2lvbl9pZBgCIAEoCRISCgpleHBpcmVzX2F0GAMgASgJEhQKDHBsYXRmb3JtX2tleRgEIAEoCRIrCgR1c2VyGAUgASgLMh0uYXV0aGZsb3cudjEuSW50cm9zcGVjdGVkVXNlchI1CgtlbnZpcm9ubWVudBgGIAEoCzIgLmF1dGhmbG93LnYxLkV4Y2hhbmdlRW52aXJvbm1lbnQiYwoNTG9nb3V0UmVxdWVzdBIaCg1zZXNzaW9uX3Rva2VuGAEgASgJSACIAQESFgoJcmV0dXJuX3RvGAIgASgJSAGIAQFCEAoOX3Nlc3Npb25fdG9rZW5CDAoKX3JldHVybl90byI4Cg5Mb2dvdXRSZXNwb25zZRIXCgpsb2dvdXRfdXJsGAEgASgJSACIAQFCDQoLX2xvZ291dF91cmwiJgoVQ29tcGxldGVMb2dvdXRSZXF1ZXN0Eg0KBXN0YXRlGAEgASgJIi4KFkNvbXBsZXRlTG9nb3V0UmVzcG9uc2USFAoMcmVkaXJlY3RfdXJsGAEgASgJMtEFCg9BdXRoRmxvd1NlcnZpY2USTQoKU3RhcnRMb2dpbhIeLmF1dGhmbG93LnYxLlN0YXJ0TG9naW5SZXF1ZXN0Gh8uYXV0aGZsb3cudjEuU3RhcnRMb2dpblJlc3BvbnNlElYKDUNvbXBsZXRlTG9naW4SIS5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ2luUmVxdWVzdBoiLmF1dGhmbG93LnYxLkNvbXBsZXRlTG9naW5SZXNwb25zZRJQCgtSZXN1bWVMb2dpbhIfLmF1dGhmbG93LnYxLlJlc3VtZUxvZ2luUmVxdWVzdBogLmF1dGhmbG93LnYxLlJlc3VtZUxvZ2luUmVzcG9uc2USXAoPRXhjaGFuZ2VIYW5kb2ZmEiMuYXV0aGZsb3cudjEuRXhjaGFuZ2VIYW5kb2ZmUmVxdWVzdBokLmF1dGhmbG93LnYxLkV4Y2hhbmdlSGFuZG9mZlJlc3BvbnNlEmIKEUludHJvc3BlY3RTZXNzaW9uEiUuYXV0aGZsb3cudjEuSW50cm9zcGVjdFNlc3Npb25SZXF1ZXN0GiYuYXV0aGZsb3cudjEuSW50cm9zcGVjdFNlc3Npb25SZXNwb25zZRJBCgZMb2dvdXQSGi5hdXRoZmxvdy52MS5Mb2dvdXRSZXF1ZXN0GhsuYXV0aGZsb3cudjEuTG9nb3V0UmVzcG9uc2USWQoOQ29tcGxldGVMb2dvdXQSIi5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ291dFJlcXVlc3QaIy5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ291dFJlc3BvbnNlEmUKElByb3Zpc2lvblRva2VuVXNlchImLmF1dGhmbG93LnYxLlByb3Zpc2lvblRva2VuVXNlclJlcXVlc3QaJy5hdXRoZmxvdy52MS5Qcm92aXNpb25Ub2tlblVzZXJSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEi+QEKCUFkbWluVXNlchIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYBCABKAkSHgoWZGVwbG95bWVudF9lbnZpcm9ubWVudBgFIAEoCBINCgVlbWFpbBgGIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgHIAEoCBIOCgZzdGF0dXMYCCABKAkSDQoFcm9sZXMYCSADKAkSGgoNbGFzdF9sb2dpbl9hdBgKIAEoCUgAiAEBEhIKCmNyZWF0ZWRfYXQYCyABKAlCEAoOX2xhc3RfbG9naW5fYXQihQEKEExpc3RVc2Vyc1JlcXVlc3QSEwoGc2VhcmNoGAEgASgJSACIAQESDAoEcGFnZRgCIAEoBRIRCglwYWdlX3NpemUYAyABKAUSHAoPZW52aXJvbm1lbnRfa2V5GAQgASgJSAGIAQFCCQoHX3NlYXJjaEISChBfZW52aXJvbm1lbnRfa2V5ImoKEUxpc3RVc2Vyc1Jlc3BvbnNlEiUKBWl0ZW1zGAEgAygLMhYuYXV0aGZsb3cudjEuQWRtaW5Vc2VyEg0KBXRvdGFsGAIgASgFEgwKBHBhZ2UYAyABKAUSEQoJcGFnZV9zaXplGAQgASgFIloKGUdyYW50UGxhdGZvcm1BZG1pblJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0Eg8KB3VzZXJfaWQYAiABKAkiQgoaR3JhbnRQbGF0Zm9ybUFkbWluUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlciJbChpSZXZva2VQbGF0Zm9ybUFkbWluUmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSDwoHdXNlcl9pZBgCIAEoCSJDChtSZXZva2VQbGF0Zm9ybUFkbWluUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlciJaChlSZXZva2VVc2VyU2Vzc2lvbnNSZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIPCgd1c2VyX2lkGAIgASgJImEKGlJldm9rZVVzZXJTZXNzaW9uc1Jlc3BvbnNlEiAKGHJldm9rZWRfZ2F0ZXdheV9zZXNzaW9ucxgBIAEoBRIhChlpZGVudGl0eV9zZXNzaW9uc19yZXZva2VkGAIgASgIIp8BChlQcm92aXNpb25Ub2tlblVzZXJSZXF1ZXN0Eg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhcKD2Vudmlyb25tZW50X2tleRgDIAEoCRISCgpkZXBsb3ltZW50GAQgASgIEhIKBWVtYWlsGAUgASgJSACIAQESFgoOZW1haWxfdmVyaWZpZWQYBiABKAhCCAoGX2VtYWlsIkIKGlByb3Zpc2lvblRva2VuVXNlclJlc3BvbnNlEg8KB3VzZXJfaWQYASABKAkSEwoLcGVybWlzc2lvbnMYAiADKAkihgEKEVN0YXJ0TG9naW5SZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglyZXR1cm5fdG8YAiABKAkSHAoPb25ib2FyZGluZ19tb2RlGAMgASgJSACIAQESFgoOZGVmYXVsdF9zY3JlZW4YBCABKAlCEgoQX29uYm9hcmRpbmdfbW9kZSJDChJTdGFydExvZ2luUmVzcG9uc2USFQoNYXV0aG9yaXplX3VybBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCSIzChRDb21wbGV0ZUxvZ2luUmVxdWVzdBIMCgRjb2RlGAEgASgJEg0KBXN0YXRlGAIgASgJImAKFUNvbXBsZXRlTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCRIaChJzZXNzaW9uX2V4cGlyZXNfYXQYAyABKAkiQwoSUmVzdW1lTG9naW5SZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhUKDXNlc3Npb25fdG9rZW4YAiABKAkiKwoTUmVzdW1lTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkiUgoWRXhjaGFuZ2VIYW5kb2ZmUmVxdWVzdBIMCgRjb2RlGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCRIUCgxjYWxsYmFja191cmwYAyABKAkiSAoPRXhjaGFuZ2VTZXNzaW9uEgoKAmlkGAEgASgJEhIKCmV4cGlyZXNfYXQYAiABKAkSFQoNZ2F0ZXdheV90b2tlbhgDIAEoCSJZCgxFeGNoYW5nZVVzZXISCgoCaWQYASABKAkSCwoDc3ViGAIgASgJEg4KBmlzc3VlchgDIAEoCRIUCgdwaWN0dXJlGAQgASgJSACIAQFCCgoIX3BpY3R1cmUiMAoTRXhjaGFuZ2VFbnZpcm9ubWVudBILCgNrZXkYASABKAkSDAoEdGllchgCIAEoCSJ5ChJFeGNoYW5nZU9uYm9hcmRpbmcSDgoGc3RhdHVzGAEgASgJEhsKE3JlcXVpcmVtZW50X3ZlcnNpb24YAiABKAUSFgoObWlzc2luZ19maWVsZHMYAyADKAkSHgoWY2FuX2NvbXBsZXRlX2NlbnRyYWxseRgEIAEoCCI5Cg9FeGNoYW5nZVByb2ZpbGUSDgoGc3RhdHVzGAEgASgJEhYKDm1pc3NpbmdfZmllbGRzGAIgAygJIsoCChdFeGNoYW5nZUhhbmRvZmZSZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuYXV0aGZsb3cudjEuRXhjaGFuZ2VTZXNzaW9uEicKBHVzZXIYAiABKAsyGS5hdXRoZmxvdy52MS5FeGNoYW5nZVVzZXISFAoMcGxhdGZvcm1fa2V5GAMgASgJEjUKC2Vudmlyb25tZW50GAQgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBIzCgpvbmJvYXJkaW5nGAUgASgLMh8uYXV0aGZsb3cudjEuRXhjaGFuZ2VPbmJvYXJkaW5nEi0KB3Byb2ZpbGUYBiABKAsyHC5hdXRoZmxvdy52MS5FeGNoYW5nZVByb2ZpbGUSEwoLcGVybWlzc2lvbnMYByADKAkSEQoJcmV0dXJuX3RvGAggASgJIj8KGEludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkidgoQSW50cm9zcGVjdGVkVXNlchIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRINCgVlbWFpbBgEIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgFIAEoCBIOCgZzdGF0dXMYBiABKAkizQEKGUludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEhIKCnNlc3Npb25faWQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoCRIUCgxwbGF0Zm9ybV9rZXkYBCABKAkSKwoEdXNlchgFIAEoCzIdLmF1dGhmbG93LnYxLkludHJvc3BlY3RlZFVzZXISNQoLZW52aXJvbm1lbnQYBiABKAsyIC5hdXRoZmxvdy52MS5FeGNoYW5nZUVudmlyb25tZW50ImMKDUxvZ291dFJlcXVlc3QSGgoNc2Vzc2lvbl90b2tlbhgBIAEoCUgAiAEBEhYKCXJldHVybl90bxgCIAEoCUgBiAEBQhAKDl9zZXNzaW9uX3Rva2VuQgwKCl9yZXR1cm5fdG8iOAoOTG9nb3V0UmVzcG9uc2USFwoKbG9nb3V0X3VybBgBIAEoCUgAiAEBQg0KC19sb2dvdXRfdXJsIiYKFUNvbXBsZXRlTG9nb3V0UmVxdWVzdBINCgVzdGF0ZRgBIAEoCSIuChZDb21wbGV0ZUxvZ291dFJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCTLVCAoPQXV0aEZsb3dTZXJ2aWNlEk0KClN0YXJ0TG9naW4SHi5hdXRoZmxvdy52MS5TdGFydExvZ2luUmVxdWVzdBofLmF1dGhmbG93LnYxLlN0YXJ0TG9naW5SZXNwb25zZRJWCg1Db21wbGV0ZUxvZ2luEiEuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dpblJlcXVlc3QaIi5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ2luUmVzcG9uc2USUAoLUmVzdW1lTG9naW4SHy5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlcXVlc3QaIC5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlc3BvbnNlElwKD0V4Y2hhbmdlSGFuZG9mZhIjLmF1dGhmbG93LnYxLkV4Y2hhbmdlSGFuZG9mZlJlcXVlc3QaJC5hdXRoZmxvdy52MS5FeGNoYW5nZUhhbmRvZmZSZXNwb25zZRJiChFJbnRyb3NwZWN0U2Vzc2lvbhIlLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBomLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USQQoGTG9nb3V0EhouYXV0aGZsb3cudjEuTG9nb3V0UmVxdWVzdBobLmF1dGhmbG93LnYxLkxvZ291dFJlc3BvbnNlElkKDkNvbXBsZXRlTG9nb3V0EiIuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXF1ZXN0GiMuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXNwb25zZRJlChJQcm92aXNpb25Ub2tlblVzZXISJi5hdXRoZmxvdy52MS5Qcm92aXNpb25Ub2tlblVzZXJSZXF1ZXN0GicuYXV0aGZsb3cudjEuUHJvdmlzaW9uVG9rZW5Vc2VyUmVzcG9uc2USSgoJTGlzdFVzZXJzEh0uYXV0aGZsb3cudjEuTGlzdFVzZXJzUmVxdWVzdBoeLmF1dGhmbG93LnYxLkxpc3RVc2Vyc1Jlc3BvbnNlEmUKEkdyYW50UGxhdGZvcm1BZG1pbhImLmF1dGhmbG93LnYxLkdyYW50UGxhdGZvcm1BZG1pblJlcXVlc3QaJy5hdXRoZmxvdy52MS5HcmFudFBsYXRmb3JtQWRtaW5SZXNwb25zZRJoChNSZXZva2VQbGF0Zm9ybUFkbWluEicuYXV0aGZsb3cudjEuUmV2b2tlUGxhdGZvcm1BZG1pblJlcXVlc3QaKC5hdXRoZmxvdy52MS5SZXZva2VQbGF0Zm9ybUFkbWluUmVzcG9uc2USZQoSUmV2b2tlVXNlclNlc3Npb25zEiYuYXV0aGZsb3cudjEuUmV2b2tlVXNlclNlc3Npb25zUmVxdWVzdBonLmF1dGhmbG93LnYxLlJldm9rZVVzZXJTZXNzaW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_registry_v1_registry]);
+
+/**
+ * Spec 2.5 AdminUser. Timestamps are ISO 8601 strings.
+ *
+ * @generated from message authflow.v1.AdminUser
+ */
+export type AdminUser = Message<"authflow.v1.AdminUser"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string issuer = 2;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string subject = 3;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: string environment_key = 4;
+   */
+  environmentKey: string;
+
+  /**
+   * @generated from field: bool deployment_environment = 5;
+   */
+  deploymentEnvironment: boolean;
+
+  /**
+   * @generated from field: string email = 6;
+   */
+  email: string;
+
+  /**
+   * @generated from field: bool email_verified = 7;
+   */
+  emailVerified: boolean;
+
+  /**
+   * @generated from field: string status = 8;
+   */
+  status: string;
+
+  /**
+   * @generated from field: repeated string roles = 9;
+   */
+  roles: string[];
+
+  /**
+   * @generated from field: optional string last_login_at = 10;
+   */
+  lastLoginAt?: string | undefined;
+
+  /**
+   * @generated from field: string created_at = 11;
+   */
+  createdAt: string;
+};
+
+/**
+ * Describes the message authflow.v1.AdminUser.
+ * Use `create(AdminUserSchema)` to create a new message.
+ */
+export const AdminUserSchema: GenMessage<AdminUser> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 0);
+
+/**
+ * @generated from message authflow.v1.ListUsersRequest
+ */
+export type ListUsersRequest = Message<"authflow.v1.ListUsersRequest"> & {
+  /**
+   * @generated from field: optional string search = 1;
+   */
+  search?: string | undefined;
+
+  /**
+   * @generated from field: int32 page = 2;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * @generated from field: optional string environment_key = 4;
+   */
+  environmentKey?: string | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.ListUsersRequest.
+ * Use `create(ListUsersRequestSchema)` to create a new message.
+ */
+export const ListUsersRequestSchema: GenMessage<ListUsersRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 1);
+
+/**
+ * @generated from message authflow.v1.ListUsersResponse
+ */
+export type ListUsersResponse = Message<"authflow.v1.ListUsersResponse"> & {
+  /**
+   * @generated from field: repeated authflow.v1.AdminUser items = 1;
+   */
+  items: AdminUser[];
+
+  /**
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+
+  /**
+   * @generated from field: int32 page = 3;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message authflow.v1.ListUsersResponse.
+ * Use `create(ListUsersResponseSchema)` to create a new message.
+ */
+export const ListUsersResponseSchema: GenMessage<ListUsersResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 2);
+
+/**
+ * @generated from message authflow.v1.GrantPlatformAdminRequest
+ */
+export type GrantPlatformAdminRequest = Message<"authflow.v1.GrantPlatformAdminRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message authflow.v1.GrantPlatformAdminRequest.
+ * Use `create(GrantPlatformAdminRequestSchema)` to create a new message.
+ */
+export const GrantPlatformAdminRequestSchema: GenMessage<GrantPlatformAdminRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 3);
+
+/**
+ * @generated from message authflow.v1.GrantPlatformAdminResponse
+ */
+export type GrantPlatformAdminResponse = Message<"authflow.v1.GrantPlatformAdminResponse"> & {
+  /**
+   * @generated from field: authflow.v1.AdminUser user = 1;
+   */
+  user?: AdminUser | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.GrantPlatformAdminResponse.
+ * Use `create(GrantPlatformAdminResponseSchema)` to create a new message.
+ */
+export const GrantPlatformAdminResponseSchema: GenMessage<GrantPlatformAdminResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 4);
+
+/**
+ * @generated from message authflow.v1.RevokePlatformAdminRequest
+ */
+export type RevokePlatformAdminRequest = Message<"authflow.v1.RevokePlatformAdminRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message authflow.v1.RevokePlatformAdminRequest.
+ * Use `create(RevokePlatformAdminRequestSchema)` to create a new message.
+ */
+export const RevokePlatformAdminRequestSchema: GenMessage<RevokePlatformAdminRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 5);
+
+/**
+ * @generated from message authflow.v1.RevokePlatformAdminResponse
+ */
+export type RevokePlatformAdminResponse = Message<"authflow.v1.RevokePlatformAdminResponse"> & {
+  /**
+   * @generated from field: authflow.v1.AdminUser user = 1;
+   */
+  user?: AdminUser | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.RevokePlatformAdminResponse.
+ * Use `create(RevokePlatformAdminResponseSchema)` to create a new message.
+ */
+export const RevokePlatformAdminResponseSchema: GenMessage<RevokePlatformAdminResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 6);
+
+/**
+ * @generated from message authflow.v1.RevokeUserSessionsRequest
+ */
+export type RevokeUserSessionsRequest = Message<"authflow.v1.RevokeUserSessionsRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message authflow.v1.RevokeUserSessionsRequest.
+ * Use `create(RevokeUserSessionsRequestSchema)` to create a new message.
+ */
+export const RevokeUserSessionsRequestSchema: GenMessage<RevokeUserSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 7);
+
+/**
+ * @generated from message authflow.v1.RevokeUserSessionsResponse
+ */
+export type RevokeUserSessionsResponse = Message<"authflow.v1.RevokeUserSessionsResponse"> & {
+  /**
+   * @generated from field: int32 revoked_gateway_sessions = 1;
+   */
+  revokedGatewaySessions: number;
+
+  /**
+   * @generated from field: bool identity_sessions_revoked = 2;
+   */
+  identitySessionsRevoked: boolean;
+};
+
+/**
+ * Describes the message authflow.v1.RevokeUserSessionsResponse.
+ * Use `create(RevokeUserSessionsResponseSchema)` to create a new message.
+ */
+export const RevokeUserSessionsResponseSchema: GenMessage<RevokeUserSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 8);
 
 /**
  * @generated from message authflow.v1.ProvisionTokenUserRequest
@@ -52,7 +309,7 @@ export type ProvisionTokenUserRequest = Message<"authflow.v1.ProvisionTokenUserR
  * Use `create(ProvisionTokenUserRequestSchema)` to create a new message.
  */
 export const ProvisionTokenUserRequestSchema: GenMessage<ProvisionTokenUserRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 0);
+  messageDesc(file_authflow_v1_authflow, 9);
 
 /**
  * @generated from message authflow.v1.ProvisionTokenUserResponse
@@ -74,7 +331,7 @@ export type ProvisionTokenUserResponse = Message<"authflow.v1.ProvisionTokenUser
  * Use `create(ProvisionTokenUserResponseSchema)` to create a new message.
  */
 export const ProvisionTokenUserResponseSchema: GenMessage<ProvisionTokenUserResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 1);
+  messageDesc(file_authflow_v1_authflow, 10);
 
 /**
  * @generated from message authflow.v1.StartLoginRequest
@@ -108,7 +365,7 @@ export type StartLoginRequest = Message<"authflow.v1.StartLoginRequest"> & {
  * Use `create(StartLoginRequestSchema)` to create a new message.
  */
 export const StartLoginRequestSchema: GenMessage<StartLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 2);
+  messageDesc(file_authflow_v1_authflow, 11);
 
 /**
  * @generated from message authflow.v1.StartLoginResponse
@@ -130,7 +387,7 @@ export type StartLoginResponse = Message<"authflow.v1.StartLoginResponse"> & {
  * Use `create(StartLoginResponseSchema)` to create a new message.
  */
 export const StartLoginResponseSchema: GenMessage<StartLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 3);
+  messageDesc(file_authflow_v1_authflow, 12);
 
 /**
  * @generated from message authflow.v1.CompleteLoginRequest
@@ -152,7 +409,7 @@ export type CompleteLoginRequest = Message<"authflow.v1.CompleteLoginRequest"> &
  * Use `create(CompleteLoginRequestSchema)` to create a new message.
  */
 export const CompleteLoginRequestSchema: GenMessage<CompleteLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 4);
+  messageDesc(file_authflow_v1_authflow, 13);
 
 /**
  * @generated from message authflow.v1.CompleteLoginResponse
@@ -183,7 +440,7 @@ export type CompleteLoginResponse = Message<"authflow.v1.CompleteLoginResponse">
  * Use `create(CompleteLoginResponseSchema)` to create a new message.
  */
 export const CompleteLoginResponseSchema: GenMessage<CompleteLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 5);
+  messageDesc(file_authflow_v1_authflow, 14);
 
 /**
  * @generated from message authflow.v1.ResumeLoginRequest
@@ -205,7 +462,7 @@ export type ResumeLoginRequest = Message<"authflow.v1.ResumeLoginRequest"> & {
  * Use `create(ResumeLoginRequestSchema)` to create a new message.
  */
 export const ResumeLoginRequestSchema: GenMessage<ResumeLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 6);
+  messageDesc(file_authflow_v1_authflow, 15);
 
 /**
  * @generated from message authflow.v1.ResumeLoginResponse
@@ -222,7 +479,7 @@ export type ResumeLoginResponse = Message<"authflow.v1.ResumeLoginResponse"> & {
  * Use `create(ResumeLoginResponseSchema)` to create a new message.
  */
 export const ResumeLoginResponseSchema: GenMessage<ResumeLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 7);
+  messageDesc(file_authflow_v1_authflow, 16);
 
 /**
  * @generated from message authflow.v1.ExchangeHandoffRequest
@@ -251,7 +508,7 @@ export type ExchangeHandoffRequest = Message<"authflow.v1.ExchangeHandoffRequest
  * Use `create(ExchangeHandoffRequestSchema)` to create a new message.
  */
 export const ExchangeHandoffRequestSchema: GenMessage<ExchangeHandoffRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 8);
+  messageDesc(file_authflow_v1_authflow, 17);
 
 /**
  * @generated from message authflow.v1.ExchangeSession
@@ -278,7 +535,7 @@ export type ExchangeSession = Message<"authflow.v1.ExchangeSession"> & {
  * Use `create(ExchangeSessionSchema)` to create a new message.
  */
 export const ExchangeSessionSchema: GenMessage<ExchangeSession> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 9);
+  messageDesc(file_authflow_v1_authflow, 18);
 
 /**
  * @generated from message authflow.v1.ExchangeUser
@@ -310,7 +567,7 @@ export type ExchangeUser = Message<"authflow.v1.ExchangeUser"> & {
  * Use `create(ExchangeUserSchema)` to create a new message.
  */
 export const ExchangeUserSchema: GenMessage<ExchangeUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 10);
+  messageDesc(file_authflow_v1_authflow, 19);
 
 /**
  * @generated from message authflow.v1.ExchangeEnvironment
@@ -332,7 +589,7 @@ export type ExchangeEnvironment = Message<"authflow.v1.ExchangeEnvironment"> & {
  * Use `create(ExchangeEnvironmentSchema)` to create a new message.
  */
 export const ExchangeEnvironmentSchema: GenMessage<ExchangeEnvironment> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 11);
+  messageDesc(file_authflow_v1_authflow, 20);
 
 /**
  * @generated from message authflow.v1.ExchangeOnboarding
@@ -364,7 +621,7 @@ export type ExchangeOnboarding = Message<"authflow.v1.ExchangeOnboarding"> & {
  * Use `create(ExchangeOnboardingSchema)` to create a new message.
  */
 export const ExchangeOnboardingSchema: GenMessage<ExchangeOnboarding> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 12);
+  messageDesc(file_authflow_v1_authflow, 21);
 
 /**
  * @generated from message authflow.v1.ExchangeProfile
@@ -386,7 +643,7 @@ export type ExchangeProfile = Message<"authflow.v1.ExchangeProfile"> & {
  * Use `create(ExchangeProfileSchema)` to create a new message.
  */
 export const ExchangeProfileSchema: GenMessage<ExchangeProfile> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 13);
+  messageDesc(file_authflow_v1_authflow, 22);
 
 /**
  * @generated from message authflow.v1.ExchangeHandoffResponse
@@ -438,7 +695,7 @@ export type ExchangeHandoffResponse = Message<"authflow.v1.ExchangeHandoffRespon
  * Use `create(ExchangeHandoffResponseSchema)` to create a new message.
  */
 export const ExchangeHandoffResponseSchema: GenMessage<ExchangeHandoffResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 14);
+  messageDesc(file_authflow_v1_authflow, 23);
 
 /**
  * @generated from message authflow.v1.IntrospectSessionRequest
@@ -460,7 +717,7 @@ export type IntrospectSessionRequest = Message<"authflow.v1.IntrospectSessionReq
  * Use `create(IntrospectSessionRequestSchema)` to create a new message.
  */
 export const IntrospectSessionRequestSchema: GenMessage<IntrospectSessionRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 15);
+  messageDesc(file_authflow_v1_authflow, 24);
 
 /**
  * @generated from message authflow.v1.IntrospectedUser
@@ -502,7 +759,7 @@ export type IntrospectedUser = Message<"authflow.v1.IntrospectedUser"> & {
  * Use `create(IntrospectedUserSchema)` to create a new message.
  */
 export const IntrospectedUserSchema: GenMessage<IntrospectedUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 16);
+  messageDesc(file_authflow_v1_authflow, 25);
 
 /**
  * @generated from message authflow.v1.IntrospectSessionResponse
@@ -544,7 +801,7 @@ export type IntrospectSessionResponse = Message<"authflow.v1.IntrospectSessionRe
  * Use `create(IntrospectSessionResponseSchema)` to create a new message.
  */
 export const IntrospectSessionResponseSchema: GenMessage<IntrospectSessionResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 17);
+  messageDesc(file_authflow_v1_authflow, 26);
 
 /**
  * @generated from message authflow.v1.LogoutRequest
@@ -568,7 +825,7 @@ export type LogoutRequest = Message<"authflow.v1.LogoutRequest"> & {
  * Use `create(LogoutRequestSchema)` to create a new message.
  */
 export const LogoutRequestSchema: GenMessage<LogoutRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 18);
+  messageDesc(file_authflow_v1_authflow, 27);
 
 /**
  * @generated from message authflow.v1.LogoutResponse
@@ -585,7 +842,7 @@ export type LogoutResponse = Message<"authflow.v1.LogoutResponse"> & {
  * Use `create(LogoutResponseSchema)` to create a new message.
  */
 export const LogoutResponseSchema: GenMessage<LogoutResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 19);
+  messageDesc(file_authflow_v1_authflow, 28);
 
 /**
  * @generated from message authflow.v1.CompleteLogoutRequest
@@ -602,7 +859,7 @@ export type CompleteLogoutRequest = Message<"authflow.v1.CompleteLogoutRequest">
  * Use `create(CompleteLogoutRequestSchema)` to create a new message.
  */
 export const CompleteLogoutRequestSchema: GenMessage<CompleteLogoutRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 20);
+  messageDesc(file_authflow_v1_authflow, 29);
 
 /**
  * @generated from message authflow.v1.CompleteLogoutResponse
@@ -619,7 +876,7 @@ export type CompleteLogoutResponse = Message<"authflow.v1.CompleteLogoutResponse
  * Use `create(CompleteLogoutResponseSchema)` to create a new message.
  */
 export const CompleteLogoutResponseSchema: GenMessage<CompleteLogoutResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 21);
+  messageDesc(file_authflow_v1_authflow, 30);
 
 /**
  * AuthFlowService owns the login transaction, handoff codes, gateway sessions, local users
@@ -715,6 +972,50 @@ export const AuthFlowService: GenService<{
     methodKind: "unary";
     input: typeof ProvisionTokenUserRequestSchema;
     output: typeof ProvisionTokenUserResponseSchema;
+  },
+  /**
+   * User admin (spec 4.12). The edge has checked platforms:admin; `context` names the caller
+   * for the audit records of role changes.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.ListUsers
+   */
+  listUsers: {
+    methodKind: "unary";
+    input: typeof ListUsersRequestSchema;
+    output: typeof ListUsersResponseSchema;
+  },
+  /**
+   * Idempotent; ROLE_REQUIRES_DEPLOYMENT_ENVIRONMENT for a non-deployment user. Takes
+   * effect at the user's next login (spec 3.3).
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.GrantPlatformAdmin
+   */
+  grantPlatformAdmin: {
+    methodKind: "unary";
+    input: typeof GrantPlatformAdminRequestSchema;
+    output: typeof GrantPlatformAdminResponseSchema;
+  },
+  /**
+   * Idempotent; LAST_PLATFORM_ADMIN for the last admin. Strips the permissions of the
+   * user's live sessions at once (spec 3.3).
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.RevokePlatformAdmin
+   */
+  revokePlatformAdmin: {
+    methodKind: "unary";
+    input: typeof RevokePlatformAdminRequestSchema;
+    output: typeof RevokePlatformAdminResponseSchema;
+  },
+  /**
+   * Gateway sessions first, then identity sessions through the identity service API
+   * (spec 4.15). An identity failure carries `revokedGatewaySessions` in its details.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.RevokeUserSessions
+   */
+  revokeUserSessions: {
+    methodKind: "unary";
+    input: typeof RevokeUserSessionsRequestSchema;
+    output: typeof RevokeUserSessionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_authflow_v1_authflow, 0);
