@@ -574,8 +574,8 @@ describe('blocked local accounts (spec 3.8, 4.2 step 4), through the real provid
       expect(first.landed.status).toBe(302);
       const user = () =>
         t.db.knex('authflow.users').where({ issuer: t.provider.issuer, subject: 'user-1' });
-      // No API suspends or deletes an account yet (the account APIs arrive later): the
-      // status is written directly, which is the only way until then.
+      // No API suspends a user locally (SUSPENDED has no transition in the spec, 3.8), so the
+      // status is written directly; account-api.test.ts deletes an account through the API.
       expect(await user().update({ status })).toBe(1);
       try {
         const sessions = await sessionCount();

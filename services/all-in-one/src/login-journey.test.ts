@@ -186,8 +186,7 @@ describe('the sign-in journey', () => {
   });
 
   it('introspects the session of a suspended or deleted user as inactive (spec 4.5)', async () => {
-    // The account APIs that change a user's status arrive with the onboarding issue; the
-    // status is set directly here.
+    // SUSPENDED has no API transition (spec 3.8), so both statuses are written directly.
     const users = () =>
       t.db.knex('authflow.users').where({ subject: 'user-1', issuer: t.provider.issuer });
     for (const status of ['SUSPENDED', 'SOFT_DELETED']) {

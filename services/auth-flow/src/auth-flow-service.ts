@@ -6,6 +6,7 @@ import {
   type ReadinessProbe,
   type ServiceRoutes,
 } from '@gateway/rpc';
+import { createAccountService } from './account.js';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import { createEnvironmentClients } from './environment-clients.js';
 import { createLoginFlow } from './login-flow.js';
@@ -20,6 +21,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
   const handoff = createSessionHandoff(deps, environments);
   const logout = createLogoutFlow(deps, environments);
   const userAdmin = createUserAdmin(deps);
+  const account = createAccountService(deps, environments);
   return {
     startLogin: (request) =>
       login.startLogin({
@@ -88,6 +90,12 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
       return { user: await userAdmin.revokePlatformAdmin(request.context, request.userId) };
     },
     revokeUserSessions: (request) => userAdmin.revokeUserSessions(request.userId),
+    // Spec 5 gatewayCookieAuth on user routes, 2.5 and 4.8.
+    authenticateSession: (request) => account.authenticateSession(request.sessionToken),
+    async getAccount(request) {
+      return { account: await account.getAccount(request.userId) };
+    },
+    deleteAccount: (request) => account.deleteAccount(request.userId),
   };
 }
 

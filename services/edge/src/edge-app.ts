@@ -9,9 +9,11 @@ import {
 } from '@gateway/telemetry';
 import { createAuthentication } from './auth/authentication.js';
 import { createIssuerResolver } from './auth/issuer-resolver.js';
+import { createUserAuthentication } from './auth/user-authentication.js';
 import { createCors } from './http/cors.js';
 import { createErrorHandler, createUnmatchedRouteHandler } from './http/error-handler.js';
 import { OperationCatalog } from './http/operation-catalog.js';
+import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAuditRoutes } from './routes/audit-routes.js';
 import { registerAuthRoutes } from './routes/auth-routes.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
@@ -88,6 +90,15 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   registerAuthRoutes(router, catalog, {
     clients,
     isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
+    secureCookies: config.production,
+  });
+  registerAccountRoutes(router, catalog, {
+    clients,
+    userAuthentication: createUserAuthentication({
+      verifier,
+      authFlow: clients.authFlow,
+      isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
+    }),
     secureCookies: config.production,
   });
   // Credentialed CORS for browser calls to the API (spec 2.15, 5); health and docs need none.

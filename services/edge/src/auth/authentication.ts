@@ -25,7 +25,7 @@ const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
  * The token of an `Authorization: Bearer` header. Undefined when there is none, or when
  * the header uses another scheme (Basic is a platform credential, not an admin one).
  */
-function bearerTokenOf(req: Request): string | undefined {
+export function bearerTokenOf(req: Request): string | undefined {
   const header = req.headers.authorization;
   if (header === undefined || !/^Bearer(?:[ \t]|$)/i.test(header)) return undefined;
   const match = BEARER.exec(header);

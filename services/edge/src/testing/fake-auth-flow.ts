@@ -187,6 +187,30 @@ export function createFakeAuthFlow(): FakeAuthFlow {
       record('revokeUserSessions', request);
       return { revokedGatewaySessions: 0, identitySessionsRevoked: true };
     },
+    // The account routes (spec 4.8) are tested end to end against the real service.
+    authenticateSession(request) {
+      record('authenticateSession', request);
+      return { userId: USER_ID, sessionId: SESSION_ID, environmentKey: 'PROD', permissions: [] };
+    },
+    getAccount(request) {
+      record('getAccount', request);
+      return {
+        account: {
+          id: request.userId,
+          issuer: 'https://id.example.test',
+          subject: 'user-sub-1',
+          environment: { key: 'PROD', tier: 'production' },
+          email: 'ada@example.test',
+          emailVerified: true,
+          status: 'ACTIVE',
+          accountManagementUrl: 'https://id.example.test/account',
+        },
+      };
+    },
+    deleteAccount(request) {
+      record('deleteAccount', request);
+      return { revokedGatewaySessions: 1, identityAccountSuspended: true };
+    },
   };
   return fake;
 }

@@ -1,0 +1,106 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { AccountSchema } from '@gateway/contracts';
+import { hashToken } from '@gateway/crypto';
+import { GatewayError } from '@gateway/errors';
+import type { AuthFlowDeps } from './auth-flow-deps.js';
+import type { EnvironmentClients } from './environment-clients.js';
+import { isUuid } from './store/auth-flow-store.js';
+import { findUser, type UserRow } from './users.js';
+
+type Account = MessageInitShape<typeof AccountSchema>;
+
+export type SessionCaller = {
+  userId: string;
+  sessionId: string;
+  environmentKey: string;
+  permissions: string[];
+};
+
+export type AccountService = {
+  authenticateSession(sessionToken: string): Promise<SessionCaller>;
+  getAccount(userId: string): Promise<Account>;
+  deleteAccount(
+    userId: string,
+  ): Promise<{ revokedGatewaySessions: number; identityAccountSuspended: boolean }>;
+};
+
+const users = 'authflow.users';
+
+/** Spec 2.5: where users change passwords and sign-in methods (issuer origin + `/account`). */
+export function accountManagementUrlOf(issuer: string): string {
+  return `${new URL(issuer).origin}/account`;
+}
+
+/**
+ * Spec 2.5, 3.8 and 4.8: the signed-in user's own account. Cookie sessions are authenticated
+ * here for the edge's user routes (spec 5 gatewayCookieAuth).
+ */
+export function createAccountService(
+  deps: AuthFlowDeps,
+  environments: EnvironmentClients,
+): AccountService {
+  const { knex } = deps.db;
+  const now = deps.now ?? (() => new Date());
+
+  async function requireUser(userId: string): Promise<UserRow> {
+    const user = isUuid(userId) ? await findUser(knex, userId) : undefined;
+    if (user === undefined) throw new GatewayError('NOT_FOUND', 'No such user.');
+    return user;
+  }
+
+  return {
+    async authenticateSession(sessionToken) {
+      const unauthorized = () =>
+        new GatewayError('UNAUTHORIZED', 'The gateway session is not valid.');
+      if (sessionToken === '') throw unauthorized();
+      const session = await deps.store.getSession(hashToken(sessionToken), now().getTime());
+      if (session === undefined) throw unauthorized();
+      const user = await findUser(knex, session.userId);
+      // Spec 3.8: a soft-deleted or suspended user's sessions authenticate nothing.
+      if (user === undefined || user.status !== 'ACTIVE') throw unauthorized();
+      return {
+        userId: user.id,
+        sessionId: session.id,
+        environmentKey: session.environmentKey,
+        permissions: session.permissions,
+      };
+    },
+
+    async getAccount(userId) {
+      const user = await requireUser(userId);
+      // The tier comes from the registry (cached), never from the identity service.
+      const client = await environments.get(user.environment_key);
+      return {
+        id: user.id,
+        issuer: user.issuer,
+        subject: user.subject,
+        environment: { key: client.environmentKey, tier: client.tier },
+        email: user.email,
+        emailVerified: user.email_verified,
+        status: user.status,
+        accountManagementUrl: accountManagementUrlOf(user.issuer),
+      };
+    },
+
+    async deleteAccount(userId) {
+      const user = await requireUser(userId);
+      if (deps.identityService === undefined) {
+        throw new GatewayError(
+          'IDENTITY_SERVICE_NOT_CONFIGURED',
+          'The identity service API is not configured (IDENTITY_SERVICE_URL, IDENTITY_SERVICE_KEY).',
+        );
+      }
+      // Spec 4.8: the identity account first (this revokes identity sessions and tokens). A
+      // failure (IDENTITY_UNAVAILABLE) propagates before anything changes locally. When the
+      // identity service has no such user there is nothing left to suspend there, and the
+      // user's request to delete the account is still honoured locally.
+      const result = await deps.identityService.suspendUser(user.environment_key, user.subject);
+      const at = now();
+      await knex(users).where({ id: user.id }).update({ status: 'SOFT_DELETED', updated_at: at });
+      // After the status change: a session that outlives a failure here authenticates nothing,
+      // as only ACTIVE users' sessions do.
+      const revokedGatewaySessions = await deps.store.revokeUserSessions(user.id, at.getTime());
+      return { revokedGatewaySessions, identityAccountSuspended: result === 'done' };
+    },
+  };
+}
