@@ -1,8 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createDevIdentityService, type DevIdentityService } from '@gateway/dev-identity';
+import type { DevIdentityService } from '@gateway/dev-identity';
 import { unusedLocalPort } from '@gateway/testkit';
+import {
+  startInternalIdentityService,
+  type InternalIdentityService,
+} from './testing/internal-identity-service.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
 import { loginSteps, sessionCookieOf, type IssuedKey } from './testing/login-steps.js';
 
@@ -10,7 +12,6 @@ import { loginSteps, sessionCookieOf, type IssuedKey } from './testing/login-ste
 // API against PostgreSQL, a real OpenID Provider for sign-in and user tokens, and a real
 // development identity service for the internal users API (spec 4.15).
 
-const SERVICE_KEY = 'an-identity-service-key-of-at-least-32-chars';
 const ALLOWED_ORIGIN = 'http://localhost:3000';
 const accounts = ['user-1', 'bob', 'carol'].map((accountId) => ({
   accountId,
@@ -20,7 +21,7 @@ const accounts = ['user-1', 'bob', 'carol'].map((accountId) => ({
 
 let t: GatewayUnderTest;
 let identity: DevIdentityService;
-let identityServer: Server;
+let internal: InternalIdentityService;
 let shopKey: IssuedKey;
 
 const cookieOf = (token: string) => `svc_auth_session=${encodeURIComponent(token)}`;
@@ -49,30 +50,9 @@ const devAccount = (subject: string) =>
   identity.accounts('PROD').find((account) => account.subject === subject);
 
 beforeAll(async () => {
-  identityServer = createServer((req, res) => {
-    void identity.handle(req, res);
-  });
-  await new Promise<void>((resolve) => identityServer.listen(0, '127.0.0.1', resolve));
-  const identityOrigin = `http://127.0.0.1:${(identityServer.address() as AddressInfo).port}`;
-  identity = await createDevIdentityService({
-    publicOrigin: identityOrigin,
-    environments: [{ key: 'PROD', displayName: 'Deployment', clients: [] }],
-    accounts: [
-      {
-        environmentKey: 'PROD',
-        subject: 'user-1',
-        email: 'user-1@example.test',
-        password: 'a-password-1',
-        emailVerified: true,
-      },
-    ],
-    audience: 'http://localhost:8080',
-    serviceKey: SERVICE_KEY,
-  });
-  t = await startGatewayUnderTest(
-    { IDENTITY_SERVICE_URL: identityOrigin, IDENTITY_SERVICE_KEY: SERVICE_KEY },
-    { accounts },
-  );
+  internal = await startInternalIdentityService();
+  identity = internal.identity;
+  t = await startGatewayUnderTest(internal.env, { accounts });
   const platform = await t.call('POST', '/v1/platforms', {
     body: {
       platformKey: 'SHOP',
@@ -93,8 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t.close();
-  await identity.close();
-  await new Promise<void>((resolve) => identityServer.close(() => resolve()));
+  await internal.close();
 });
 
 describe('user authentication (spec 5)', () => {

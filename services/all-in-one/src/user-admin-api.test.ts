@@ -1,12 +1,13 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createDevIdentityService, type DevIdentityService } from '@gateway/dev-identity';
 import {
   startTestOpenIdProvider,
   unusedLocalPort,
   type TestOpenIdProvider,
 } from '@gateway/testkit';
+import {
+  startInternalIdentityService,
+  type InternalIdentityService,
+} from './testing/internal-identity-service.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
 import { loginSteps, sessionCookieOf, type IssuedKey } from './testing/login-steps.js';
 
@@ -14,7 +15,6 @@ import { loginSteps, sessionCookieOf, type IssuedKey } from './testing/login-ste
 // Providers for sign-in and user tokens, and a real development identity service for the
 // internal users API.
 
-const SERVICE_KEY = 'an-identity-service-key-of-at-least-32-chars';
 const prodAccounts = ['user-1', 'alice', 'bob', 'carol', 'under_score'].map((accountId) => ({
   accountId,
   email: `${accountId === 'alice' ? 'Alice.Smith' : accountId}@example.test`,
@@ -23,8 +23,7 @@ const prodAccounts = ['user-1', 'alice', 'bob', 'carol', 'under_score'].map((acc
 
 let t: GatewayUnderTest;
 let partner: TestOpenIdProvider;
-let identity: DevIdentityService;
-let identityServer: Server;
+let internal: InternalIdentityService;
 let shopKey: IssuedKey;
 const userIds: Record<string, string> = {};
 
@@ -47,30 +46,8 @@ async function listAll(query = ''): Promise<AdminUserBody[]> {
 }
 
 beforeAll(async () => {
-  identityServer = createServer((req, res) => {
-    void identity.handle(req, res);
-  });
-  await new Promise<void>((resolve) => identityServer.listen(0, '127.0.0.1', resolve));
-  const identityOrigin = `http://127.0.0.1:${(identityServer.address() as AddressInfo).port}`;
-  identity = await createDevIdentityService({
-    publicOrigin: identityOrigin,
-    environments: [{ key: 'PROD', displayName: 'Deployment', clients: [] }],
-    accounts: [
-      {
-        environmentKey: 'PROD',
-        subject: 'user-1',
-        email: 'user-1@example.test',
-        password: 'a-password-1',
-        emailVerified: true,
-      },
-    ],
-    audience: 'http://localhost:8080',
-    serviceKey: SERVICE_KEY,
-  });
-  t = await startGatewayUnderTest(
-    { IDENTITY_SERVICE_URL: identityOrigin, IDENTITY_SERVICE_KEY: SERVICE_KEY },
-    { accounts: prodAccounts },
-  );
+  internal = await startInternalIdentityService();
+  t = await startGatewayUnderTest(internal.env, { accounts: prodAccounts });
   partner = await startTestOpenIdProvider({
     environmentKey: 'PARTNER',
     accounts: [{ accountId: 'pat', email: 'pat@partner.test', emailVerified: true }],
@@ -117,8 +94,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
   await partner.close();
-  identity.close();
-  await new Promise<void>((resolve) => identityServer.close(() => resolve()));
+  await internal.close();
 });
 
 describe('access (spec 5)', () => {
