@@ -157,7 +157,7 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
     )
       .flatMap((methods) => Object.values(methods).map((operation) => operation.operationId))
       .sort();
-    // Spec 4.1-4.7, 4.8 (account), 4.10-4.12 and 4.14, plus the audit log.
+    // Spec 4.1-4.7, 4.8 (account), 4.10-4.12, 4.13 (platform fields) and 4.14, plus the audit log.
     expect(operationIds).toEqual(
       [
         'completeLogout',
@@ -182,6 +182,11 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
         'getReadiness',
         'listAuditRecords',
         'listUsers',
+        'listOnboardingFields',
+        'createOnboardingField',
+        'getOnboardingField',
+        'updateOnboardingField',
+        'archiveOnboardingField',
         'grantPlatformAdmin',
         'revokePlatformAdmin',
         'revokeUserSessions',

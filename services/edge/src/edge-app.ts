@@ -19,6 +19,7 @@ import { registerAuthRoutes } from './routes/auth-routes.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerIdentityEnvironmentRoutes } from './routes/identity-environment-routes.js';
+import { registerOnboardingFieldRoutes } from './routes/onboarding-field-routes.js';
 import { registerPlatformRoutes } from './routes/platform-routes.js';
 import { registerUserAdminRoutes } from './routes/user-admin-routes.js';
 import type { EdgeClients } from './service-clients.js';
@@ -87,6 +88,7 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   registerIdentityEnvironmentRoutes(router, catalog, registryRoutes);
   registerAuditRoutes(router, catalog, registryRoutes);
   registerUserAdminRoutes(router, catalog, registryRoutes);
+  registerOnboardingFieldRoutes(router, catalog, registryRoutes);
   registerAuthRoutes(router, catalog, {
     clients,
     isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),

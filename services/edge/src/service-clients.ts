@@ -1,5 +1,5 @@
 import { createClient, type Client } from '@connectrpc/connect';
-import { AuthFlowService, Health, RegistryService } from '@gateway/contracts';
+import { AuthFlowService, Health, OnboardingService, RegistryService } from '@gateway/contracts';
 import { createServiceTransport, type ServiceTarget } from '@gateway/rpc';
 
 /** Where the edge finds each internal service (in process, or over HTTP/2 in split mode). */
@@ -16,6 +16,7 @@ export type EdgeClients = {
   health: Record<InternalServiceName, Client<typeof Health>>;
   registry: Client<typeof RegistryService>;
   authFlow: Client<typeof AuthFlowService>;
+  onboarding: Client<typeof OnboardingService>;
 };
 
 export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number): EdgeClients {
@@ -32,5 +33,6 @@ export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number
     },
     registry: createClient(RegistryService, transports.registry),
     authFlow: createClient(AuthFlowService, transports.authFlow),
+    onboarding: createClient(OnboardingService, transports.onboarding),
   };
 }

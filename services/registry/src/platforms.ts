@@ -766,3 +766,25 @@ export async function activeReturnUrlOrigins(knex: Knex): Promise<string[]> {
     .where(`${platforms}.status`, 'active')) as { return_url: string }[];
   return [...new Set(rows.map((row) => new URL(row.return_url).origin))];
 }
+
+/**
+ * Spec 3.6: a create, update, archive or restore of an onboarding field definition moves the
+ * platform's requirement version up by one. One statement, so concurrent changes each count.
+ */
+export async function incrementRequirementVersion(
+  knex: Knex,
+  platformKey: string,
+): Promise<number> {
+  const rows = (await knex(platforms)
+    .where({ platform_key: platformKey })
+    .update({
+      requirement_version: knex.raw('requirement_version + 1'),
+      updated_at: new Date(),
+    })
+    .returning(['requirement_version'])) as { requirement_version: number }[];
+  const row = rows[0];
+  if (row === undefined) {
+    throw new GatewayError('NOT_FOUND', `Platform ${platformKey} does not exist.`);
+  }
+  return row.requirement_version;
+}

@@ -24,6 +24,7 @@ import {
   deactivatePlatform,
   deletePlatformCredential,
   getPlatform,
+  incrementRequirementVersion,
   listPlatforms,
   restorePlatform,
   revokePreviousPlatformCredentialSecret,
@@ -225,6 +226,12 @@ export function createRegistryServiceImpl(
         platform: platformMessage(
           await restorePlatform(deps, changeContextOf(request.context), request.platformKey),
         ),
+      };
+    },
+
+    async incrementRequirementVersion(request) {
+      return {
+        requirementVersion: await incrementRequirementVersion(deps.db.knex, request.platformKey),
       };
     },
 

@@ -17,6 +17,14 @@ export type Authentication = {
    * On success the caller is in `res.locals.principal` (read it with `getPrincipal`).
    */
   requirePermission(permission: Permission): RequestHandler;
+  /**
+   * Middleware for the onboarding schema routes of one platform (spec 4.13): 401 without
+   * valid credentials, 403 without `onboarding:schema:read` (or `:write`), and 403 when a
+   * caller limited to one platform (`svc_platform` / `platform_key`) asks for another one,
+   * unless it holds `platforms:admin` (which limited tokens never do). The platform is the
+   * route's `platformKey` path parameter.
+   */
+  requireSchemaPermission(access: 'read' | 'write'): RequestHandler;
 };
 
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
@@ -62,28 +70,61 @@ export function createAuthentication(options: {
     };
   }
 
+  /** 401 without valid credentials; otherwise the caller, also kept in res.locals. */
+  async function requireCaller(req: Request, res: Response): Promise<Principal> {
+    let principal: Principal | undefined;
+    try {
+      principal = await authenticate(req);
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'UNAUTHORIZED') {
+        // RFC 6750 section 3: an invalid token names the error.
+        res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"');
+      }
+      throw error;
+    }
+    if (principal === undefined) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
+    }
+    res.locals.principal = principal;
+    return principal;
+  }
+
+  function lacking(permission: Permission): GatewayError {
+    return new GatewayError('FORBIDDEN', `The caller lacks the ${permission} permission.`, {
+      details: { permission },
+    });
+  }
+
   function requirePermission(permission: Permission): RequestHandler {
     return async function authorizeCaller(req, res, next) {
       try {
-        let principal: Principal | undefined;
-        try {
-          principal = await authenticate(req);
-        } catch (error) {
-          if (error instanceof GatewayError && error.code === 'UNAUTHORIZED') {
-            // RFC 6750 section 3: an invalid token names the error.
-            res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"');
-          }
-          throw error;
-        }
-        if (principal === undefined) {
-          res.setHeader('WWW-Authenticate', 'Bearer');
-          throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
-        }
-        res.locals.principal = principal;
-        if (!principal.permissions.includes(permission)) {
-          throw new GatewayError('FORBIDDEN', `The caller lacks the ${permission} permission.`, {
-            details: { permission },
-          });
+        const principal = await requireCaller(req, res);
+        if (!principal.permissions.includes(permission)) throw lacking(permission);
+        next();
+      } catch (error) {
+        next(error);
+      }
+    };
+  }
+
+  function requireSchemaPermission(access: 'read' | 'write'): RequestHandler {
+    const permission: Permission =
+      access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
+    return async function authorizeSchemaCaller(req, res, next) {
+      try {
+        const principal = await requireCaller(req, res);
+        if (!principal.permissions.includes(permission)) throw lacking(permission);
+        const platformKey = req.params.platformKey;
+        if (
+          principal.platformKey !== undefined &&
+          principal.platformKey !== platformKey &&
+          !principal.permissions.includes('platforms:admin')
+        ) {
+          throw new GatewayError(
+            'FORBIDDEN',
+            'The caller is limited to the onboarding schema of another platform.',
+          );
         }
         next();
       } catch (error) {
@@ -92,7 +133,7 @@ export function createAuthentication(options: {
     };
   }
 
-  return { authenticate, requirePermission };
+  return { authenticate, requirePermission, requireSchemaPermission };
 }
 
 /** The caller established by `requirePermission` for this request. */

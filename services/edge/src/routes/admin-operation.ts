@@ -67,7 +67,8 @@ export function adminErrorResponses(
 }
 
 /**
- * An operation behind `requirePermission`: the caller is authenticated and authorised
+ * An operation behind `requirePermission` (or another authorising middleware, such as
+ * `requireSchemaPermission`): the caller is authenticated and authorised
  * before its parameters or body are read, so an unauthenticated request learns nothing
  * about validation and a refused one never reaches a service. Described with the admin
  * security schemes.
@@ -79,7 +80,7 @@ export function defineAdminOperation<
 >(
   router: Router,
   catalog: OperationCatalog,
-  auth: { authentication: Authentication; permission: Permission },
+  auth: { authentication: Authentication; permission: Permission } | { authorize: RequestHandler },
   operation: OperationDefinition<Q, P, B>,
 ): void {
   const nameSpan: RequestHandler = function nameOperationSpan(_req, res, next) {
@@ -89,7 +90,7 @@ export function defineAdminOperation<
   router[operation.method](
     operation.path,
     nameSpan,
-    auth.authentication.requirePermission(auth.permission),
+    'authorize' in auth ? auth.authorize : auth.authentication.requirePermission(auth.permission),
   );
   defineOperation(router, catalog, { security: ADMIN_SECURITY, ...operation });
 }

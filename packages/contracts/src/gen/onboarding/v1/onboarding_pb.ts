@@ -4,13 +4,280 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file onboarding/v1/onboarding.proto.
  */
 export const file_onboarding_v1_onboarding: GenFile = /*@__PURE__*/
-  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEiawoaQXBwbHlJZGVudGl0eUNsYWltc1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIUCgdwaWN0dXJlGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBQgoKCF9waWN0dXJlQgcKBV9uYW1lIkUKG0FwcGx5SWRlbnRpdHlDbGFpbXNSZXNwb25zZRIXCgphdmF0YXJfdXJsGAEgASgJSACIAQFCDQoLX2F2YXRhcl91cmwiQgoZRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCSJ1ChpFdmFsdWF0ZU9uYm9hcmRpbmdSZXNwb25zZRIdChVnbG9iYWxfbWlzc2luZ19maWVsZHMYASADKAkSHwoXcGxhdGZvcm1fbWlzc2luZ19maWVsZHMYAiADKAkSFwoPcGxhdGZvcm1fc3RhdHVzGAMgASgJMuwBChFPbmJvYXJkaW5nU2VydmljZRJpChJFdmFsdWF0ZU9uYm9hcmRpbmcSKC5vbmJvYXJkaW5nLnYxLkV2YWx1YXRlT25ib2FyZGluZ1JlcXVlc3QaKS5vbmJvYXJkaW5nLnYxLkV2YWx1YXRlT25ib2FyZGluZ1Jlc3BvbnNlEmwKE0FwcGx5SWRlbnRpdHlDbGFpbXMSKS5vbmJvYXJkaW5nLnYxLkFwcGx5SWRlbnRpdHlDbGFpbXNSZXF1ZXN0Gioub25ib2FyZGluZy52MS5BcHBseUlkZW50aXR5Q2xhaW1zUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEiqQEKDVBsYXRmb3JtRmllbGQSCgoCaWQYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJEhEKCWZpZWxkX2tleRgDIAEoCRIOCgZhY3RpdmUYBCABKAgSKwoKZGVmaW5pdGlvbhgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY3JlYXRlZF9hdBgGIAEoCRISCgp1cGRhdGVkX2F0GAcgASgJIjEKGUxpc3RQbGF0Zm9ybUZpZWxkc1JlcXVlc3QSFAoMcGxhdGZvcm1fa2V5GAEgASgJIkoKGkxpc3RQbGF0Zm9ybUZpZWxkc1Jlc3BvbnNlEiwKBmZpZWxkcxgBIAMoCzIcLm9uYm9hcmRpbmcudjEuUGxhdGZvcm1GaWVsZCJfChpDcmVhdGVQbGF0Zm9ybUZpZWxkUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSKwoKZGVmaW5pdGlvbhgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiSgobQ3JlYXRlUGxhdGZvcm1GaWVsZFJlc3BvbnNlEisKBWZpZWxkGAEgASgLMhwub25ib2FyZGluZy52MS5QbGF0Zm9ybUZpZWxkIkIKF0dldFBsYXRmb3JtRmllbGRSZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglmaWVsZF9rZXkYAiABKAkiRwoYR2V0UGxhdGZvcm1GaWVsZFJlc3BvbnNlEisKBWZpZWxkGAEgASgLMhwub25ib2FyZGluZy52MS5QbGF0Zm9ybUZpZWxkIm0KGlVwZGF0ZVBsYXRmb3JtRmllbGRSZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglmaWVsZF9rZXkYAiABKAkSJgoFcGF0Y2gYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlsKG1VwZGF0ZVBsYXRmb3JtRmllbGRSZXNwb25zZRIrCgVmaWVsZBgBIAEoCzIcLm9uYm9hcmRpbmcudjEuUGxhdGZvcm1GaWVsZBIPCgdjaGFuZ2VkGAIgASgIIkYKG0FyY2hpdmVQbGF0Zm9ybUZpZWxkUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSEQoJZmllbGRfa2V5GAIgASgJIlwKHEFyY2hpdmVQbGF0Zm9ybUZpZWxkUmVzcG9uc2USKwoFZmllbGQYASABKAsyHC5vbmJvYXJkaW5nLnYxLlBsYXRmb3JtRmllbGQSDwoHY2hhbmdlZBgCIAEoCCJrChpBcHBseUlkZW50aXR5Q2xhaW1zUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhQKB3BpY3R1cmUYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJSAGIAQFCCgoIX3BpY3R1cmVCBwoFX25hbWUiRQobQXBwbHlJZGVudGl0eUNsYWltc1Jlc3BvbnNlEhcKCmF2YXRhcl91cmwYASABKAlIAIgBAUINCgtfYXZhdGFyX3VybCJCChlFdmFsdWF0ZU9uYm9hcmRpbmdSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJInUKGkV2YWx1YXRlT25ib2FyZGluZ1Jlc3BvbnNlEh0KFWdsb2JhbF9taXNzaW5nX2ZpZWxkcxgBIAMoCRIfChdwbGF0Zm9ybV9taXNzaW5nX2ZpZWxkcxgCIAMoCRIXCg9wbGF0Zm9ybV9zdGF0dXMYAyABKAkyiQYKEU9uYm9hcmRpbmdTZXJ2aWNlEmkKEkV2YWx1YXRlT25ib2FyZGluZxIoLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBopLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVzcG9uc2USbAoTQXBwbHlJZGVudGl0eUNsYWltcxIpLm9uYm9hcmRpbmcudjEuQXBwbHlJZGVudGl0eUNsYWltc1JlcXVlc3QaKi5vbmJvYXJkaW5nLnYxLkFwcGx5SWRlbnRpdHlDbGFpbXNSZXNwb25zZRJpChJMaXN0UGxhdGZvcm1GaWVsZHMSKC5vbmJvYXJkaW5nLnYxLkxpc3RQbGF0Zm9ybUZpZWxkc1JlcXVlc3QaKS5vbmJvYXJkaW5nLnYxLkxpc3RQbGF0Zm9ybUZpZWxkc1Jlc3BvbnNlEmwKE0NyZWF0ZVBsYXRmb3JtRmllbGQSKS5vbmJvYXJkaW5nLnYxLkNyZWF0ZVBsYXRmb3JtRmllbGRSZXF1ZXN0Gioub25ib2FyZGluZy52MS5DcmVhdGVQbGF0Zm9ybUZpZWxkUmVzcG9uc2USYwoQR2V0UGxhdGZvcm1GaWVsZBImLm9uYm9hcmRpbmcudjEuR2V0UGxhdGZvcm1GaWVsZFJlcXVlc3QaJy5vbmJvYXJkaW5nLnYxLkdldFBsYXRmb3JtRmllbGRSZXNwb25zZRJsChNVcGRhdGVQbGF0Zm9ybUZpZWxkEikub25ib2FyZGluZy52MS5VcGRhdGVQbGF0Zm9ybUZpZWxkUmVxdWVzdBoqLm9uYm9hcmRpbmcudjEuVXBkYXRlUGxhdGZvcm1GaWVsZFJlc3BvbnNlEm8KFEFyY2hpdmVQbGF0Zm9ybUZpZWxkEioub25ib2FyZGluZy52MS5BcmNoaXZlUGxhdGZvcm1GaWVsZFJlcXVlc3QaKy5vbmJvYXJkaW5nLnYxLkFyY2hpdmVQbGF0Zm9ybUZpZWxkUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
+
+/**
+ * A stored platform field definition.
+ *
+ * @generated from message onboarding.v1.PlatformField
+ */
+export type PlatformField = Message<"onboarding.v1.PlatformField"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string field_key = 3;
+   */
+  fieldKey: string;
+
+  /**
+   * @generated from field: bool active = 4;
+   */
+  active: boolean;
+
+  /**
+   * The properties of spec 2.10 other than field_key and active, as a JSON object.
+   *
+   * @generated from field: google.protobuf.Struct definition = 5;
+   */
+  definition?: JsonObject | undefined;
+
+  /**
+   * ISO 8601.
+   *
+   * @generated from field: string created_at = 6;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: string updated_at = 7;
+   */
+  updatedAt: string;
+};
+
+/**
+ * Describes the message onboarding.v1.PlatformField.
+ * Use `create(PlatformFieldSchema)` to create a new message.
+ */
+export const PlatformFieldSchema: GenMessage<PlatformField> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 0);
+
+/**
+ * @generated from message onboarding.v1.ListPlatformFieldsRequest
+ */
+export type ListPlatformFieldsRequest = Message<"onboarding.v1.ListPlatformFieldsRequest"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.ListPlatformFieldsRequest.
+ * Use `create(ListPlatformFieldsRequestSchema)` to create a new message.
+ */
+export const ListPlatformFieldsRequestSchema: GenMessage<ListPlatformFieldsRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 1);
+
+/**
+ * @generated from message onboarding.v1.ListPlatformFieldsResponse
+ */
+export type ListPlatformFieldsResponse = Message<"onboarding.v1.ListPlatformFieldsResponse"> & {
+  /**
+   * @generated from field: repeated onboarding.v1.PlatformField fields = 1;
+   */
+  fields: PlatformField[];
+};
+
+/**
+ * Describes the message onboarding.v1.ListPlatformFieldsResponse.
+ * Use `create(ListPlatformFieldsResponseSchema)` to create a new message.
+ */
+export const ListPlatformFieldsResponseSchema: GenMessage<ListPlatformFieldsResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 2);
+
+/**
+ * @generated from message onboarding.v1.CreatePlatformFieldRequest
+ */
+export type CreatePlatformFieldRequest = Message<"onboarding.v1.CreatePlatformFieldRequest"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+
+  /**
+   * The create body of spec 4.13 (including fieldKey).
+   *
+   * @generated from field: google.protobuf.Struct definition = 2;
+   */
+  definition?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.CreatePlatformFieldRequest.
+ * Use `create(CreatePlatformFieldRequestSchema)` to create a new message.
+ */
+export const CreatePlatformFieldRequestSchema: GenMessage<CreatePlatformFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 3);
+
+/**
+ * @generated from message onboarding.v1.CreatePlatformFieldResponse
+ */
+export type CreatePlatformFieldResponse = Message<"onboarding.v1.CreatePlatformFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.PlatformField field = 1;
+   */
+  field?: PlatformField | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.CreatePlatformFieldResponse.
+ * Use `create(CreatePlatformFieldResponseSchema)` to create a new message.
+ */
+export const CreatePlatformFieldResponseSchema: GenMessage<CreatePlatformFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 4);
+
+/**
+ * @generated from message onboarding.v1.GetPlatformFieldRequest
+ */
+export type GetPlatformFieldRequest = Message<"onboarding.v1.GetPlatformFieldRequest"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string field_key = 2;
+   */
+  fieldKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.GetPlatformFieldRequest.
+ * Use `create(GetPlatformFieldRequestSchema)` to create a new message.
+ */
+export const GetPlatformFieldRequestSchema: GenMessage<GetPlatformFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 5);
+
+/**
+ * @generated from message onboarding.v1.GetPlatformFieldResponse
+ */
+export type GetPlatformFieldResponse = Message<"onboarding.v1.GetPlatformFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.PlatformField field = 1;
+   */
+  field?: PlatformField | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.GetPlatformFieldResponse.
+ * Use `create(GetPlatformFieldResponseSchema)` to create a new message.
+ */
+export const GetPlatformFieldResponseSchema: GenMessage<GetPlatformFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 6);
+
+/**
+ * @generated from message onboarding.v1.UpdatePlatformFieldRequest
+ */
+export type UpdatePlatformFieldRequest = Message<"onboarding.v1.UpdatePlatformFieldRequest"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string field_key = 2;
+   */
+  fieldKey: string;
+
+  /**
+   * The PATCH body of spec 4.13.
+   *
+   * @generated from field: google.protobuf.Struct patch = 3;
+   */
+  patch?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.UpdatePlatformFieldRequest.
+ * Use `create(UpdatePlatformFieldRequestSchema)` to create a new message.
+ */
+export const UpdatePlatformFieldRequestSchema: GenMessage<UpdatePlatformFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 7);
+
+/**
+ * @generated from message onboarding.v1.UpdatePlatformFieldResponse
+ */
+export type UpdatePlatformFieldResponse = Message<"onboarding.v1.UpdatePlatformFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.PlatformField field = 1;
+   */
+  field?: PlatformField | undefined;
+
+  /**
+   * False when the PATCH left the stored definition as it was.
+   *
+   * @generated from field: bool changed = 2;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message onboarding.v1.UpdatePlatformFieldResponse.
+ * Use `create(UpdatePlatformFieldResponseSchema)` to create a new message.
+ */
+export const UpdatePlatformFieldResponseSchema: GenMessage<UpdatePlatformFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 8);
+
+/**
+ * @generated from message onboarding.v1.ArchivePlatformFieldRequest
+ */
+export type ArchivePlatformFieldRequest = Message<"onboarding.v1.ArchivePlatformFieldRequest"> & {
+  /**
+   * @generated from field: string platform_key = 1;
+   */
+  platformKey: string;
+
+  /**
+   * @generated from field: string field_key = 2;
+   */
+  fieldKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.ArchivePlatformFieldRequest.
+ * Use `create(ArchivePlatformFieldRequestSchema)` to create a new message.
+ */
+export const ArchivePlatformFieldRequestSchema: GenMessage<ArchivePlatformFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 9);
+
+/**
+ * @generated from message onboarding.v1.ArchivePlatformFieldResponse
+ */
+export type ArchivePlatformFieldResponse = Message<"onboarding.v1.ArchivePlatformFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.PlatformField field = 1;
+   */
+  field?: PlatformField | undefined;
+
+  /**
+   * False when the field was already archived.
+   *
+   * @generated from field: bool changed = 2;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message onboarding.v1.ArchivePlatformFieldResponse.
+ * Use `create(ArchivePlatformFieldResponseSchema)` to create a new message.
+ */
+export const ArchivePlatformFieldResponseSchema: GenMessage<ArchivePlatformFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 10);
 
 /**
  * @generated from message onboarding.v1.ApplyIdentityClaimsRequest
@@ -37,7 +304,7 @@ export type ApplyIdentityClaimsRequest = Message<"onboarding.v1.ApplyIdentityCla
  * Use `create(ApplyIdentityClaimsRequestSchema)` to create a new message.
  */
 export const ApplyIdentityClaimsRequestSchema: GenMessage<ApplyIdentityClaimsRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 0);
+  messageDesc(file_onboarding_v1_onboarding, 11);
 
 /**
  * @generated from message onboarding.v1.ApplyIdentityClaimsResponse
@@ -54,7 +321,7 @@ export type ApplyIdentityClaimsResponse = Message<"onboarding.v1.ApplyIdentityCl
  * Use `create(ApplyIdentityClaimsResponseSchema)` to create a new message.
  */
 export const ApplyIdentityClaimsResponseSchema: GenMessage<ApplyIdentityClaimsResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 1);
+  messageDesc(file_onboarding_v1_onboarding, 12);
 
 /**
  * @generated from message onboarding.v1.EvaluateOnboardingRequest
@@ -76,7 +343,7 @@ export type EvaluateOnboardingRequest = Message<"onboarding.v1.EvaluateOnboardin
  * Use `create(EvaluateOnboardingRequestSchema)` to create a new message.
  */
 export const EvaluateOnboardingRequestSchema: GenMessage<EvaluateOnboardingRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 2);
+  messageDesc(file_onboarding_v1_onboarding, 13);
 
 /**
  * @generated from message onboarding.v1.EvaluateOnboardingResponse
@@ -109,7 +376,7 @@ export type EvaluateOnboardingResponse = Message<"onboarding.v1.EvaluateOnboardi
  * Use `create(EvaluateOnboardingResponseSchema)` to create a new message.
  */
 export const EvaluateOnboardingResponseSchema: GenMessage<EvaluateOnboardingResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 3);
+  messageDesc(file_onboarding_v1_onboarding, 14);
 
 /**
  * OnboardingService owns canonical profiles, onboarding field definitions, field values and onboarding evaluation.
@@ -140,6 +407,58 @@ export const OnboardingService: GenService<{
     methodKind: "unary";
     input: typeof ApplyIdentityClaimsRequestSchema;
     output: typeof ApplyIdentityClaimsResponseSchema;
+  },
+  /**
+   * Platform field definitions (spec 2.10-2.13, 3.6, 4.13). Definitions travel as JSON
+   * objects (google.protobuf.Struct) and are validated with @gateway/field-rules.
+   * The list includes archived fields, ordered by sort_order then creation time.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.ListPlatformFields
+   */
+  listPlatformFields: {
+    methodKind: "unary";
+    input: typeof ListPlatformFieldsRequestSchema;
+    output: typeof ListPlatformFieldsResponseSchema;
+  },
+  /**
+   * ALREADY_EXISTS for a duplicate field_key; INVALID_ARGUMENT for an invalid definition.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.CreatePlatformField
+   */
+  createPlatformField: {
+    methodKind: "unary";
+    input: typeof CreatePlatformFieldRequestSchema;
+    output: typeof CreatePlatformFieldResponseSchema;
+  },
+  /**
+   * NOT_FOUND for an unknown field.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.GetPlatformField
+   */
+  getPlatformField: {
+    methodKind: "unary";
+    input: typeof GetPlatformFieldRequestSchema;
+    output: typeof GetPlatformFieldResponseSchema;
+  },
+  /**
+   * Applies a PATCH (mutable properties and `active`); NOT_FOUND for an unknown field.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.UpdatePlatformField
+   */
+  updatePlatformField: {
+    methodKind: "unary";
+    input: typeof UpdatePlatformFieldRequestSchema;
+    output: typeof UpdatePlatformFieldResponseSchema;
+  },
+  /**
+   * Sets active false (values kept); NOT_FOUND for an unknown field.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.ArchivePlatformField
+   */
+  archivePlatformField: {
+    methodKind: "unary";
+    input: typeof ArchivePlatformFieldRequestSchema;
+    output: typeof ArchivePlatformFieldResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_onboarding_v1_onboarding, 0);

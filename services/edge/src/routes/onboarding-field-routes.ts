@@ -1,0 +1,181 @@
+import type { Router } from 'express';
+import { z } from 'zod';
+import type { JsonObject } from '@bufbuild/protobuf';
+import type { PlatformField } from '@gateway/contracts';
+import { fieldDefinitionPatchSchema, fieldDefinitionSchema } from '@gateway/field-rules';
+import type { OperationCatalog } from '../http/operation-catalog.js';
+import {
+  adminErrorResponses,
+  defineAdminOperation,
+  json,
+  sendJson,
+  type RegistryRouteOptions,
+} from './admin-operation.js';
+import { PLATFORM_KEY_PATTERN } from './registry-schemas.js';
+
+// Spec 4.13 platform fields: the onboarding schema of one platform. The definitions are
+// validated here and again by the onboarding service, with the same @gateway/field-rules
+// schemas; each change moves the platform's requirementVersion up by one (spec 3.6).
+
+const FieldParams = z
+  .object({
+    platformKey: z.string().regex(PLATFORM_KEY_PATTERN),
+    fieldKey: z.string().min(1).max(64),
+  })
+  .strict();
+const FieldsParams = z.object({ platformKey: z.string().regex(PLATFORM_KEY_PATTERN) }).strict();
+
+export const OnboardingFieldJson = z
+  .object({
+    id: z.uuid(),
+    platformKey: z.string(),
+    fieldKey: z.string(),
+    active: z.boolean().describe('False when ARCHIVED.'),
+    label: z.string(),
+    fieldType: z.string(),
+    source: z.string(),
+    profileFieldKey: z.string().nullable(),
+    description: z.string().nullable(),
+    placeholder: z.string().nullable(),
+    sortOrder: z.number().int(),
+    required: z.boolean(),
+    options: z.array(z.object({ value: z.string(), label: z.string() })),
+    validation: z.record(z.string(), z.unknown()),
+    uiConfig: z.record(z.string(), z.unknown()),
+    createdAt: z.iso.datetime({ offset: true }),
+    updatedAt: z.iso.datetime({ offset: true }),
+  })
+  .meta({ id: 'OnboardingField' });
+
+export const OnboardingFieldListJson = z
+  .object({ items: z.array(OnboardingFieldJson) })
+  .meta({ id: 'OnboardingFieldList' });
+
+export function toOnboardingFieldJson(field: PlatformField | undefined): JsonObject {
+  if (field === undefined) throw new Error('onboarding answered no field');
+  return {
+    id: field.id,
+    platformKey: field.platformKey,
+    fieldKey: field.fieldKey,
+    active: field.active,
+    ...field.definition,
+    createdAt: field.createdAt,
+    updatedAt: field.updatedAt,
+  };
+}
+
+export function registerOnboardingFieldRoutes(
+  router: Router,
+  catalog: OperationCatalog,
+  options: Pick<RegistryRouteOptions, 'clients' | 'authentication'>,
+): void {
+  const { onboarding, registry } = options.clients;
+  const read = { authorize: options.authentication.requireSchemaPermission('read') };
+  const write = { authorize: options.authentication.requireSchemaPermission('write') };
+  const tags = ['Onboarding schema'];
+  const collection = '/v1/platforms/:platformKey/onboarding/fields';
+  const item = `${collection}/:fieldKey`;
+  const bump = (platformKey: string) => registry.incrementRequirementVersion({ platformKey });
+  // Unknown platform: 404 before anything is stored.
+  const requirePlatform = (platformKey: string) => registry.getPlatform({ platformKey });
+
+  defineAdminOperation(router, catalog, read, {
+    operationId: 'listOnboardingFields',
+    method: 'get',
+    path: collection,
+    summary: "List a platform's onboarding fields, archived included.",
+    description: 'Ordered by `sortOrder`, then creation time.',
+    tags,
+    params: FieldsParams,
+    responses: {
+      200: json('The fields.', OnboardingFieldListJson),
+      ...adminErrorResponses(404),
+    },
+    handler: async ({ params }, _req, res) => {
+      await requirePlatform(params.platformKey);
+      const answer = await onboarding.listPlatformFields({ platformKey: params.platformKey });
+      sendJson(res, 200, { items: answer.fields.map(toOnboardingFieldJson) });
+    },
+  });
+
+  defineAdminOperation(router, catalog, write, {
+    operationId: 'createOnboardingField',
+    method: 'post',
+    path: collection,
+    summary: 'Create an onboarding field of a platform.',
+    description: 'A duplicate `fieldKey` is 409 CONFLICT. Increments `requirementVersion`.',
+    tags,
+    params: FieldsParams,
+    body: fieldDefinitionSchema,
+    responses: {
+      201: json('The created field.', OnboardingFieldJson),
+      ...adminErrorResponses(404, 409),
+    },
+    handler: async ({ params, body }, _req, res) => {
+      await requirePlatform(params.platformKey);
+      const answer = await onboarding.createPlatformField({
+        platformKey: params.platformKey,
+        definition: body as JsonObject,
+      });
+      await bump(params.platformKey);
+      sendJson(res, 201, toOnboardingFieldJson(answer.field));
+    },
+  });
+
+  defineAdminOperation(router, catalog, read, {
+    operationId: 'getOnboardingField',
+    method: 'get',
+    path: item,
+    summary: 'Read an onboarding field of a platform.',
+    tags,
+    params: FieldParams,
+    responses: { 200: json('The field.', OnboardingFieldJson), ...adminErrorResponses(404) },
+    handler: async ({ params }, _req, res) => {
+      const answer = await onboarding.getPlatformField(params);
+      sendJson(res, 200, toOnboardingFieldJson(answer.field));
+    },
+  });
+
+  defineAdminOperation(router, catalog, write, {
+    operationId: 'updateOnboardingField',
+    method: 'patch',
+    path: item,
+    summary: 'Change an onboarding field of a platform; `active: true` restores it.',
+    description:
+      '`fieldKey` is immutable. `options`, `validation` and `uiConfig` replace the stored ' +
+      'value. Increments `requirementVersion` when the field changes.',
+    tags,
+    params: FieldParams,
+    body: fieldDefinitionPatchSchema,
+    responses: { 200: json('The field.', OnboardingFieldJson), ...adminErrorResponses(404) },
+    handler: async ({ params, body }, _req, res) => {
+      await requirePlatform(params.platformKey);
+      const answer = await onboarding.updatePlatformField({
+        ...params,
+        patch: body as JsonObject,
+      });
+      if (answer.changed) await bump(params.platformKey);
+      sendJson(res, 200, toOnboardingFieldJson(answer.field));
+    },
+  });
+
+  defineAdminOperation(router, catalog, write, {
+    operationId: 'archiveOnboardingField',
+    method: 'delete',
+    path: item,
+    summary: 'Archive an onboarding field of a platform (values are kept).',
+    description: 'Sets `active` false. Increments `requirementVersion` when it was active.',
+    tags,
+    params: FieldParams,
+    responses: {
+      200: json('The archived field.', OnboardingFieldJson),
+      ...adminErrorResponses(404),
+    },
+    handler: async ({ params }, _req, res) => {
+      await requirePlatform(params.platformKey);
+      const answer = await onboarding.archivePlatformField(params);
+      if (answer.changed) await bump(params.platformKey);
+      sendJson(res, 200, toOnboardingFieldJson(answer.field));
+    },
+  });
+}
