@@ -7,6 +7,7 @@ import {
   createAuthFlowRoutes,
   createRedisAuthFlowStore,
   createSqlAuthFlowStore,
+  type AuthFlowStore,
 } from '@gateway/auth-flow';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { GatewayConfig } from '@gateway/config';
@@ -80,18 +81,21 @@ export async function startGateway(options: {
     'onboarding',
     options.onboardingRoutes ?? createOnboardingRoutes({ db, probeTimeoutMs }),
   );
-  const sqlStore = redis === undefined ? createSqlAuthFlowStore(db) : undefined;
-  const store = sqlStore ?? createRedisAuthFlowStore(redis ?? never('redis'));
   // Redis expires keys itself; the SQL store's expired rows are removed every 10 minutes.
-  const purge =
-    sqlStore === undefined
-      ? undefined
-      : setInterval(() => {
-          sqlStore.purgeExpired(Date.now()).catch((error: unknown) => {
-            logger.warn({ err: error }, 'purging expired login state failed');
-          });
-        }, 10 * 60_000);
-  purge?.unref();
+  let store: AuthFlowStore;
+  let purge: NodeJS.Timeout | undefined;
+  if (redis === undefined) {
+    const sqlStore = createSqlAuthFlowStore(db);
+    store = sqlStore;
+    purge = setInterval(() => {
+      sqlStore.purgeExpired(Date.now()).catch((error: unknown) => {
+        logger.warn({ err: error }, 'purging expired login state failed');
+      });
+    }, 10 * 60_000);
+    purge.unref();
+  } else {
+    store = createRedisAuthFlowStore(redis);
+  }
   const authFlowDeps = authFlowDepsFromConfig(config, {
     db,
     store,
@@ -124,8 +128,4 @@ export async function startGateway(options: {
       await server.close();
     },
   };
-}
-
-function never(what: string): never {
-  throw new Error(`${what} is missing`);
 }
