@@ -46,8 +46,6 @@ export async function startGateway(options: {
   redis?: Redis;
   /** Overrides config.port (tests pass 0). */
   port?: number;
-  /** Replaces the onboarding service's routes (tests that script what is missing). */
-  onboardingRoutes?: ServiceRoutes;
   /**
    * Served before the gateway's own routes on the same origin: the development identity
    * service of the embedded default (`/api/auth`, `/account`, `/internal/v1`). It calls
@@ -79,7 +77,7 @@ export async function startGateway(options: {
   );
   const onboarding = inProcess(
     'onboarding',
-    options.onboardingRoutes ?? createOnboardingRoutes({ db, probeTimeoutMs }),
+    createOnboardingRoutes({ db, probeTimeoutMs }),
   );
   // Redis expires keys itself; the SQL store's expired rows are removed every 10 minutes.
   let store: AuthFlowStore;

@@ -8,7 +8,6 @@ import {
   unusedLocalPort,
   type TestTokenIssuer,
 } from '@gateway/testkit';
-import { createScriptedOnboarding } from './testing/scripted-onboarding.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
 import {
   handoffCodeOf,
@@ -105,11 +104,6 @@ async function startMisbehavingProvider(): Promise<MisbehavingProvider> {
   return provider;
 }
 
-// The onboarding service is scripted (as in onboarding-gate.test.ts) so that a login can be
-// made to stop for onboarding; by default nothing is missing.
-const scripted = createScriptedOnboarding();
-const { missing } = scripted;
-
 const CLIENT_ID = 'fake-gateway';
 // Characters that client_secret_basic must form-encode before Base64 (RFC 6749 2.3.1).
 const CLIENT_SECRET = 'fake secret: with+plus & 100%';
@@ -174,7 +168,7 @@ const discoveryDocument =
   });
 
 beforeAll(async () => {
-  t = await startGatewayUnderTest({}, {}, { onboardingRoutes: scripted.routes });
+  t = await startGatewayUnderTest();
   fake = await startMisbehavingProvider();
   signer = await startTestTokenIssuer({ alg: 'ES256', path: '/signer' });
   closedPort = await unusedLocalPort();
@@ -592,13 +586,17 @@ describe('blocked local accounts (spec 3.8, 4.2 step 4), through the real provid
 describe('resume (spec 4.3)', () => {
   it('refuses with 401 a session of another identity environment, and resumes with the session of the login', async () => {
     const steps = loginSteps(t);
-    // A PROD login that stops for onboarding.
-    missing.global = ['firstName'];
+    // A PROD login that stops for onboarding (a required global field, archived afterwards
+    // so that nothing is missing any more).
+    const field = '/v1/admin/onboarding/global-fields';
+    await t.call('POST', field, {
+      body: { profileFieldKey: 'nickname', label: 'Nickname', fieldType: 'TEXT', required: true },
+    });
     let stopped: BrowserAnswer;
     try {
       stopped = (await steps.signIn(t.provider, 'SHOP', '/')).landed;
     } finally {
-      missing.global = [];
+      await t.call('DELETE', `${field}/nickname`);
     }
     const transaction = new URL(stopped.location ?? '').searchParams.get('resume') ?? '';
     expect(transaction).toMatch(/^[0-9a-f-]{36}$/);

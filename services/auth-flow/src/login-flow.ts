@@ -214,9 +214,11 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
   }
 
   /**
-   * Spec 4.2 step 8 and 4.3: onboarding is evaluated on the server every time. A missing
-   * required global field sends the browser to the global step in every mode; in central
-   * mode a missing platform field to the platform step; otherwise the handoff is issued.
+   * Spec 4.2 steps 6 and 8, 4.3: onboarding is evaluated on the server every time, through
+   * the membership bootstrap (created NOT_STARTED, recorded COMPLETE when nothing required
+   * is missing, spec 3.7). A missing required global field sends the browser to the global
+   * step in every mode; in central mode a missing platform field to the platform step;
+   * otherwise the handoff is issued.
    */
   async function nextStep(
     transaction: TransactionRecord & { userId: string | null; sessionId: string | null },
@@ -225,10 +227,11 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
   ): Promise<string> {
     if (transaction.userId === null || transaction.sessionId === null)
       throw new Error('transaction not bound');
-    const evaluation = await deps.onboarding.evaluateOnboarding({
+    const { status: evaluation } = await deps.onboarding.bootstrapMembership({
       userId: transaction.userId,
       platformKey: transaction.platformKey,
     });
+    if (evaluation === undefined) throw new Error('onboarding answered no status');
     const page = (scope: 'global' | 'platform') =>
       onboardingPageUrl(issuer, {
         platformKey: transaction.platformKey,

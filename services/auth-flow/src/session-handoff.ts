@@ -36,15 +36,11 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
       deps.registry.getPlatform({ platformKey: handoff.platformKey }),
       deps.onboarding.evaluateOnboarding({ userId: user.id, platformKey: handoff.platformKey }),
     ]);
-    // Spec 4.4: IN_PROGRESS always comes with missing fields; a handoff implies a complete
+    // Spec 4.4: the membership status of 3.7 (the login recorded COMPLETE when nothing was
+    // missing; IN_PROGRESS always comes with missing fields); a handoff implies a complete
     // global profile (the login stops before it otherwise).
     const missing = evaluation.platformMissingFields;
-    const status =
-      missing.length > 0
-        ? 'IN_PROGRESS'
-        : evaluation.platformStatus === 'NOT_STARTED'
-          ? 'NOT_STARTED'
-          : 'COMPLETE';
+    const status = evaluation.platformStatus;
     return {
       session: {
         id: session.id,
@@ -61,7 +57,7 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
       environment: { key: client.environmentKey, tier: client.tier },
       onboarding: {
         status,
-        requirementVersion: platform.platform?.requirementVersion ?? 0,
+        requirementVersion: evaluation.requirementVersion,
         missingFields: missing,
         canCompleteCentrally: platform.platform?.centralOnboardingEnabled ?? false,
       },

@@ -19,7 +19,9 @@ import { registerAuthRoutes } from './routes/auth-routes.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerIdentityEnvironmentRoutes } from './routes/identity-environment-routes.js';
+import { registerGlobalFieldRoutes } from './routes/global-field-routes.js';
 import { registerOnboardingFieldRoutes } from './routes/onboarding-field-routes.js';
+import { registerOnboardingUserRoutes } from './routes/onboarding-user-routes.js';
 import { registerPlatformRoutes } from './routes/platform-routes.js';
 import { registerUserAdminRoutes } from './routes/user-admin-routes.js';
 import type { EdgeClients } from './service-clients.js';
@@ -89,20 +91,23 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   registerAuditRoutes(router, catalog, registryRoutes);
   registerUserAdminRoutes(router, catalog, registryRoutes);
   registerOnboardingFieldRoutes(router, catalog, registryRoutes);
+  registerGlobalFieldRoutes(router, catalog, registryRoutes);
   registerAuthRoutes(router, catalog, {
     clients,
     isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
     secureCookies: config.production,
   });
+  const userAuthentication = createUserAuthentication({
+    verifier,
+    authFlow: clients.authFlow,
+    isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
+  });
   registerAccountRoutes(router, catalog, {
     clients,
-    userAuthentication: createUserAuthentication({
-      verifier,
-      authFlow: clients.authFlow,
-      isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
-    }),
+    userAuthentication,
     secureCookies: config.production,
   });
+  registerOnboardingUserRoutes(router, catalog, { clients, userAuthentication });
   // Credentialed CORS for browser calls to the API (spec 2.15, 5); health and docs need none.
   app.use('/v1', cors.middleware);
   app.use(router);

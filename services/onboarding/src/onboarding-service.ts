@@ -1,8 +1,23 @@
 import type { ConnectRouter } from '@connectrpc/connect';
 import { OnboardingService } from '@gateway/contracts';
-import type { JsonObject } from '@bufbuild/protobuf';
+import { fromJson, type JsonObject } from '@bufbuild/protobuf';
+import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { Database } from '@gateway/db';
-import { evaluateOnboarding } from './onboarding-evaluation.js';
+import {
+  archiveGlobalField,
+  createGlobalField,
+  getGlobalField,
+  listGlobalFields,
+  updateGlobalField,
+  type GlobalFieldView,
+} from './global-fields.js';
+import {
+  completeMembership,
+  evaluateStatus,
+  getRequirements,
+  putValues,
+  type OnboardingStatus,
+} from './onboarding-values.js';
 import {
   archivePlatformField,
   createPlatformField,
@@ -13,6 +28,7 @@ import {
 } from './platform-fields.js';
 import { applyIdentityClaims } from './profile-claims.js';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
+import { platformSchema, schemaVersions } from './schema-versions.js';
 
 export type OnboardingServiceOptions = {
   db: Database;
@@ -33,16 +49,52 @@ function fieldMessage(view: PlatformFieldView) {
   };
 }
 
+function globalFieldMessage(view: GlobalFieldView) {
+  return {
+    profileFieldKey: view.profileFieldKey,
+    active: view.active,
+    definition: view.definition as JsonObject,
+    createdAt: view.createdAt.toISOString(),
+    updatedAt: view.updatedAt.toISOString(),
+  };
+}
+
+function statusMessage(status: OnboardingStatus) {
+  return {
+    globalStatus: status.globalStatus,
+    globalMissingFields: status.globalMissingFields,
+    platformStatus: status.platformStatus ?? '',
+    platformMissingFields: status.platformMissingFields,
+    requirementVersion: status.requirementVersion,
+    ...(status.completedAt === null ? {} : { completedAt: status.completedAt.toISOString() }),
+  };
+}
+
+/** An empty platform key names the global scope. */
+const platformOf = (platformKey: string): string | undefined =>
+  platformKey === '' ? undefined : platformKey;
+
 /** The onboarding service's Connect routes: OnboardingService and the gRPC health service. */
 export function createOnboardingRoutes(options: OnboardingServiceOptions): ServiceRoutes {
+  const knex = options.db.knex;
   return combineRoutes(
     (router: ConnectRouter) =>
       router.service(OnboardingService, {
-        evaluateOnboarding: (request) =>
-          evaluateOnboarding(options.db, {
+        async evaluateOnboarding(request) {
+          const status = await evaluateStatus(knex, {
             userId: request.userId,
-            platformKey: request.platformKey,
-          }),
+            platformKey: platformOf(request.platformKey),
+          });
+          return {
+            globalMissingFields: status.globalMissingFields,
+            platformMissingFields: status.platformMissingFields,
+            platformStatus: status.platformStatus ?? '',
+            requirementVersion: status.requirementVersion,
+            ...(status.completedAt === null
+              ? {}
+              : { completedAt: status.completedAt.toISOString() }),
+          };
+        },
         async applyIdentityClaims(request) {
           const { avatarUrl } = await applyIdentityClaims(options.db, {
             userId: request.userId,
@@ -83,6 +135,80 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
             request.fieldKey,
           );
           return { field: fieldMessage(field), changed };
+        },
+        async listGlobalFields() {
+          const fields = await listGlobalFields(knex);
+          return { fields: fields.map(globalFieldMessage) };
+        },
+        async createGlobalField(request) {
+          return {
+            field: globalFieldMessage(await createGlobalField(options.db, request.definition)),
+          };
+        },
+        async getGlobalField(request) {
+          return {
+            field: globalFieldMessage(await getGlobalField(options.db, request.profileFieldKey)),
+          };
+        },
+        async updateGlobalField(request) {
+          const { field, changed } = await updateGlobalField(
+            options.db,
+            request.profileFieldKey,
+            request.patch,
+          );
+          return { field: globalFieldMessage(field), changed };
+        },
+        async archiveGlobalField(request) {
+          const { field, changed } = await archiveGlobalField(options.db, request.profileFieldKey);
+          return { field: globalFieldMessage(field), changed };
+        },
+        async getRequirementVersions(request) {
+          const scopes = request.platformKeys.map(platformSchema);
+          const versions = await schemaVersions(knex, scopes);
+          return {
+            versions: Object.fromEntries(
+              request.platformKeys.map((key) => [key, versions.get(platformSchema(key)) ?? 0]),
+            ),
+          };
+        },
+        async getRequirements(request) {
+          const answer = await getRequirements(knex, {
+            userId: request.userId,
+            platformKey: platformOf(request.platformKey),
+          });
+          return {
+            requirementVersion: answer.requirementVersion,
+            requirements: answer.requirements.map((requirement) => ({
+              scope: requirement.scope,
+              definition: requirement.definition as JsonObject,
+              currentValue: fromJson(ValueSchema, requirement.currentValue),
+            })),
+          };
+        },
+        async putValues(request) {
+          const status = await putValues(knex, {
+            userId: request.userId,
+            platformKey: platformOf(request.platformKey),
+            requirementVersion: request.requirementVersion,
+            values: request.values ?? {},
+          });
+          return { status: statusMessage(status) };
+        },
+        async completeOnboarding(request) {
+          const status = await completeMembership(knex, {
+            userId: request.userId,
+            platformKey: request.platformKey,
+            refuse: true,
+          });
+          return { status: statusMessage(status) };
+        },
+        async bootstrapMembership(request) {
+          const status = await completeMembership(knex, {
+            userId: request.userId,
+            platformKey: request.platformKey,
+            refuse: false,
+          });
+          return { status: statusMessage(status) };
         },
       }),
     createHealthRoutes({

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { Database } from '@gateway/db';
+import type { Knex } from 'knex';
 import { GatewayError } from '@gateway/errors';
 import {
   fieldDefinitionPatchSchema,
@@ -8,11 +9,15 @@ import {
   mergeFieldDefinitionPatch,
   sortFieldDefinitions,
   type FieldDefinition,
-  type FieldDefinitionIssue,
 } from '@gateway/field-rules';
+import { invalidDefinition, isUniqueViolation, parsedDefinition } from './definition-errors.js';
+import { reopenCompleteMemberships } from './memberships.js';
+import { bumpSchemaVersion, platformSchema } from './schema-versions.js';
 
 // Spec 2.10-2.13, 3.6, 4.13: a platform's onboarding field definitions. Every rule on a
-// definition lives in @gateway/field-rules; this module stores and loads them.
+// definition lives in @gateway/field-rules; this module stores and loads them. Each change
+// moves the platform's requirementVersion up and its COMPLETE memberships to IN_PROGRESS in
+// the same transaction (spec 3.6).
 
 const table = 'onboarding.field_definitions';
 
@@ -28,6 +33,12 @@ type FieldRow = {
   created_at: Date;
   updated_at: Date;
 };
+
+/** Spec 3.6: what every create, update, archive or restore does besides the definition. */
+async function recordSchemaChange(trx: Knex.Transaction, platformKey: string): Promise<void> {
+  await bumpSchemaVersion(trx, platformSchema(platformKey));
+  await reopenCompleteMemberships(trx, platformKey);
+}
 
 export type PlatformFieldView = {
   id: string;
@@ -51,42 +62,8 @@ function viewOf(row: FieldRow): PlatformFieldView {
   };
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505'
-  );
-}
-
-/** 400 VALIDATION_ERROR naming each offending property, as the edge reports a body. */
-function invalidDefinition(issues: readonly FieldDefinitionIssue[]): GatewayError {
-  return new GatewayError('VALIDATION_ERROR', 'Invalid request body.', {
-    details: {
-      issues: issues.map((issue) => ({
-        location: 'body',
-        path: issue.path.map(String).join('.'),
-        message: issue.message,
-      })),
-    },
-  });
-}
-
-type ParseResult<T> =
-  | { success: true; data: T }
-  | { success: false; error: { issues: readonly { path: PropertyKey[]; message: string }[] } };
-
-function parsed<T>(result: ParseResult<T>): T {
-  if (result.success) return result.data;
-  throw invalidDefinition(
-    result.error.issues.map((issue) => ({
-      path: issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment)),
-      message: issue.message,
-    })),
-  );
-}
-
-async function requireRow(db: Database, platformKey: string, fieldKey: string): Promise<FieldRow> {
-  const row = (await db
-    .knex(table)
+async function requireRow(knex: Knex, platformKey: string, fieldKey: string): Promise<FieldRow> {
+  const row = (await knex(table)
     .where({ platform_key: platformKey, field_key: fieldKey })
     .first()) as FieldRow | undefined;
   if (row === undefined) {
@@ -111,7 +88,7 @@ export async function getPlatformField(
   platformKey: string,
   fieldKey: string,
 ): Promise<PlatformFieldView> {
-  return viewOf(await requireRow(db, platformKey, fieldKey));
+  return viewOf(await requireRow(db.knex, platformKey, fieldKey));
 }
 
 /** Spec 4.13 create: defaults applied; a duplicate fieldKey is 409 CONFLICT. */
@@ -120,24 +97,26 @@ export async function createPlatformField(
   platformKey: string,
   body: JsonObject | undefined,
 ): Promise<PlatformFieldView> {
-  const { fieldKey, ...definition } = parsed(fieldDefinitionSchema.safeParse(body ?? {}));
+  const { fieldKey, ...definition } = parsedDefinition(fieldDefinitionSchema.safeParse(body ?? {}));
   const now = new Date();
   try {
-    const rows = (await db
-      .knex(table)
-      .insert({
-        id: randomUUID(),
-        platform_key: platformKey,
-        field_key: fieldKey,
-        definition: JSON.stringify(definition),
-        active: true,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning('*')) as FieldRow[];
-    const row = rows[0];
-    if (row === undefined) throw new Error('insert returned no row');
-    return viewOf(row);
+    return await db.knex.transaction(async (trx) => {
+      const rows = (await trx(table)
+        .insert({
+          id: randomUUID(),
+          platform_key: platformKey,
+          field_key: fieldKey,
+          definition: JSON.stringify(definition),
+          active: true,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('*')) as FieldRow[];
+      const row = rows[0];
+      if (row === undefined) throw new Error('insert returned no row');
+      await recordSchemaChange(trx, platformKey);
+      return viewOf(row);
+    });
   } catch (error) {
     if (isUniqueViolation(error)) {
       throw new GatewayError(
@@ -160,7 +139,7 @@ export async function updatePlatformField(
   fieldKey: string,
   body: JsonObject | undefined,
 ): Promise<{ field: PlatformFieldView; changed: boolean }> {
-  const { active, ...patch } = parsed(fieldDefinitionPatchSchema.safeParse(body ?? {}));
+  const { active, ...patch } = parsedDefinition(fieldDefinitionPatchSchema.safeParse(body ?? {}));
   return db.knex.transaction(async (trx) => {
     const row = (await trx(table)
       .where({ platform_key: platformKey, field_key: fieldKey })
@@ -186,6 +165,7 @@ export async function updatePlatformField(
       .returning('*')) as FieldRow[];
     const updated = rows[0];
     if (updated === undefined) throw new Error('update returned no row');
+    await recordSchemaChange(trx, platformKey);
     return { field: viewOf(updated), changed };
   });
 }
@@ -196,15 +176,16 @@ export async function archivePlatformField(
   platformKey: string,
   fieldKey: string,
 ): Promise<{ field: PlatformFieldView; changed: boolean }> {
-  const row = await requireRow(db, platformKey, fieldKey);
-  if (!row.active) return { field: viewOf(row), changed: false };
-  const rows = (await db
-    .knex(table)
-    .where({ id: row.id, active: true })
-    .update({ active: false, updated_at: new Date() })
-    .returning('*')) as FieldRow[];
-  const updated = rows[0];
-  if (updated === undefined)
-    return { field: await getPlatformField(db, platformKey, fieldKey), changed: false };
-  return { field: viewOf(updated), changed: true };
+  return db.knex.transaction(async (trx) => {
+    const rows = (await trx(table)
+      .where({ platform_key: platformKey, field_key: fieldKey, active: true })
+      .update({ active: false, updated_at: new Date() })
+      .returning('*')) as FieldRow[];
+    const updated = rows[0];
+    if (updated === undefined) {
+      return { field: viewOf(await requireRow(trx, platformKey, fieldKey)), changed: false };
+    }
+    await recordSchemaChange(trx, platformKey);
+    return { field: viewOf(updated), changed: true };
+  });
 }

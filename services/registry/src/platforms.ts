@@ -27,7 +27,6 @@ export type PlatformRow = {
   platform_key: string;
   display_name: string;
   status: PlatformStatus;
-  requirement_version: number;
   central_onboarding_enabled: boolean;
   platform_onboarding_path: string | null;
   default_onboarding_mode: OnboardingMode;
@@ -295,7 +294,6 @@ export async function createPlatform(
         platform_key: input.platformKey,
         display_name: input.displayName,
         status: 'active',
-        requirement_version: 0,
         central_onboarding_enabled: centralEnabled,
         platform_onboarding_path: input.platformOnboardingPath ?? null,
         default_onboarding_mode: mode,
@@ -765,26 +763,4 @@ export async function activeReturnUrlOrigins(knex: Knex): Promise<string[]> {
     .join(platforms, `${platforms}.id`, `${pairsTable}.platform_id`)
     .where(`${platforms}.status`, 'active')) as { return_url: string }[];
   return [...new Set(rows.map((row) => new URL(row.return_url).origin))];
-}
-
-/**
- * Spec 3.6: a create, update, archive or restore of an onboarding field definition moves the
- * platform's requirement version up by one. One statement, so concurrent changes each count.
- */
-export async function incrementRequirementVersion(
-  knex: Knex,
-  platformKey: string,
-): Promise<number> {
-  const rows = (await knex(platforms)
-    .where({ platform_key: platformKey })
-    .update({
-      requirement_version: knex.raw('requirement_version + 1'),
-      updated_at: new Date(),
-    })
-    .returning(['requirement_version'])) as { requirement_version: number }[];
-  const row = rows[0];
-  if (row === undefined) {
-    throw new GatewayError('NOT_FOUND', `Platform ${platformKey} does not exist.`);
-  }
-  return row.requirement_version;
 }

@@ -77,7 +77,6 @@ export function platformMessage(view: PlatformView): MessageInitShape<typeof Pla
     displayName: platform.display_name,
     active: platform.status === 'active',
     status: platform.status,
-    requirementVersion: platform.requirement_version,
     centralOnboardingEnabled: platform.central_onboarding_enabled,
     ...(platform.platform_onboarding_path === null
       ? {}

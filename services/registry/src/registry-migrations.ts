@@ -1,5 +1,6 @@
 import type { SchemaMigrations } from '@gateway/db';
 import { createRegistryTables } from './migrations/0001-create-registry-tables.js';
+import { dropRequirementVersion } from './migrations/0002-drop-requirement-version.js';
 
 /**
  * The registry service's PostgreSQL schema `registry`. Migrations are applied in key order at
@@ -9,5 +10,6 @@ export const registryMigrations: SchemaMigrations = {
   schema: 'registry',
   migrations: {
     '20261122_0001_create_registry_tables': createRegistryTables,
+    '20261123_0002_drop_requirement_version': dropRequirementVersion,
   },
 };

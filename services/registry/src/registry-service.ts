@@ -24,7 +24,6 @@ import {
   deactivatePlatform,
   deletePlatformCredential,
   getPlatform,
-  incrementRequirementVersion,
   listPlatforms,
   restorePlatform,
   revokePreviousPlatformCredentialSecret,
@@ -226,12 +225,6 @@ export function createRegistryServiceImpl(
         platform: platformMessage(
           await restorePlatform(deps, changeContextOf(request.context), request.platformKey),
         ),
-      };
-    },
-
-    async incrementRequirementVersion(request) {
-      return {
-        requirementVersion: await incrementRequirementVersion(deps.db.knex, request.platformKey),
       };
     },
 

@@ -1,7 +1,6 @@
 import { loadConfig, type GatewayConfig } from '@gateway/config';
 import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { createDatabase, type Database } from '@gateway/db';
-import type { ServiceRoutes } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
 import {
   createTestDatabase,
@@ -77,7 +76,6 @@ function callerOf(baseUrl: string, defaultToken: string): ApiCall {
 export async function startGatewayUnderTest(
   env: Record<string, string> = {},
   providerOptions: TestOpenIdProviderOptions = {},
-  overrides: { onboardingRoutes?: ServiceRoutes } = {},
 ): Promise<GatewayUnderTest> {
   const provider = await startTestOpenIdProvider({ environmentKey: 'PROD', ...providerOptions });
   const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
@@ -102,7 +100,6 @@ export async function startGatewayUnderTest(
       logger: quietLogger,
       db,
       port: 0,
-      ...overrides,
     });
     return { db, gateway };
   };

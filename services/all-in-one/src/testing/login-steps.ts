@@ -27,6 +27,8 @@ export type LoginSteps = {
     provider: TestOpenIdProvider,
     platformKey: string,
     returnTo: string,
+    /** Default 'user-1'. */
+    accountId?: string,
   ): Promise<{
     authorize: URL;
     landed: BrowserAnswer;
@@ -53,14 +55,19 @@ export function loginSteps(t: GatewayUnderTest): LoginSteps {
   }
 
   /** Start → identity provider login → gateway callback: answers the callback's response. */
-  async function signIn(provider: TestOpenIdProvider, platformKey: string, returnTo: string) {
+  async function signIn(
+    provider: TestOpenIdProvider,
+    platformKey: string,
+    returnTo: string,
+    accountId = 'user-1',
+  ) {
     const start = await browserGet(
       `/v1/auth/start?platformKey=${platformKey}&returnTo=${encodeURIComponent(returnTo)}`,
     );
     if (start.status !== 302) throw new Error(`start answered ${start.status}: ${start.text}`);
     const authorize = new URL(start.location ?? '');
     const browser = provider.browser();
-    const callback = await browser.signIn(authorize.href, 'user-1');
+    const callback = await browser.signIn(authorize.href, accountId);
     if (`${callback.origin}${callback.pathname}` !== 'http://localhost:8080/v1/auth/callback') {
       throw new Error(`the provider sent the browser to ${callback.href}`);
     }

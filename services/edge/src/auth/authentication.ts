@@ -25,6 +25,11 @@ export type Authentication = {
    * route's `platformKey` path parameter.
    */
   requireSchemaPermission(access: 'read' | 'write'): RequestHandler;
+  /**
+   * Spec 4.13 global fields: `platforms:admin` together with the read or write scope; a
+   * credential limited to one platform (`svc_platform`) cannot change them.
+   */
+  requireGlobalSchemaPermission(access: 'read' | 'write'): RequestHandler;
 };
 
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
@@ -133,7 +138,33 @@ export function createAuthentication(options: {
     };
   }
 
-  return { authenticate, requirePermission, requireSchemaPermission };
+  function requireGlobalSchemaPermission(access: 'read' | 'write'): RequestHandler {
+    const scope: Permission =
+      access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
+    return async function authorizeGlobalSchemaCaller(req, res, next) {
+      try {
+        const principal = await requireCaller(req, res);
+        if (!principal.permissions.includes('platforms:admin')) throw lacking('platforms:admin');
+        if (!principal.permissions.includes(scope)) throw lacking(scope);
+        if (access === 'write' && principal.platformKey !== undefined) {
+          throw new GatewayError(
+            'FORBIDDEN',
+            'A credential limited to one platform cannot change the global onboarding fields.',
+          );
+        }
+        next();
+      } catch (error) {
+        next(error);
+      }
+    };
+  }
+
+  return {
+    authenticate,
+    requirePermission,
+    requireSchemaPermission,
+    requireGlobalSchemaPermission,
+  };
 }
 
 /** The caller established by `requirePermission` for this request. */

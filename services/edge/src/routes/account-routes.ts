@@ -1,18 +1,14 @@
-import type { RequestHandler, Router } from 'express';
-import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Account } from '@gateway/contracts';
-import { setHttpSpanName } from '@gateway/telemetry';
 import { getUserCaller, type UserAuthentication } from '../auth/user-authentication.js';
-import { defineOperation, type OperationDefinition } from '../http/operation.js';
-import { ErrorBodySchema, type OperationCatalog } from '../http/operation-catalog.js';
+import type { OperationCatalog } from '../http/operation-catalog.js';
 import { clearSessionCookie, type CookieOptions } from '../http/session-cookie.js';
 import type { EdgeClients } from '../service-clients.js';
 import { json, sendJson } from './admin-operation.js';
+import { defineUserOperation, userErrorResponses } from './user-operation.js';
 
 // Spec 2.5 and 4.8: the signed-in user's own account.
-
-type ObjectSchema = z.ZodType<Record<string, unknown>>;
 
 export type AccountRouteOptions = {
   clients: Pick<EdgeClients, 'authFlow'>;
@@ -20,12 +16,6 @@ export type AccountRouteOptions = {
   /** NODE_ENV is production: the session cookie is `Secure` (spec 4.2 step 7). */
   secureCookies: boolean;
 };
-
-/** Spec 5: user routes take a user token or the gateway cookie. */
-export const USER_SECURITY: NonNullable<RouteConfig['security']> = [
-  { userBearerAuth: [] },
-  { gatewayCookieAuth: [] },
-];
 
 export const AccountJson = z
   .object({
@@ -57,44 +47,6 @@ export function toAccountJson(account: Account | undefined): z.infer<typeof Acco
     status: account.status as z.infer<typeof AccountJson>['status'],
     accountManagementUrl: account.accountManagementUrl,
   };
-}
-
-const errorDescriptions = {
-  401: 'Missing or invalid credentials, or no live session (UNAUTHORIZED).',
-  403: 'A machine token, a blocked account, or a cookie write without an allowlisted Origin (FORBIDDEN).',
-  503: 'A gateway service or the identity service is unavailable.',
-} as const;
-
-function userErrorResponses(): RouteConfig['responses'] {
-  return Object.fromEntries(
-    Object.entries(errorDescriptions).map(([status, description]) => [
-      status,
-      { description, content: { 'application/json': { schema: ErrorBodySchema } } },
-    ]),
-  );
-}
-
-/**
- * An operation behind `requireUser`: the caller is authenticated before anything else is
- * read, and described with the user security schemes.
- */
-function defineUserOperation<
-  Q extends ObjectSchema | undefined = undefined,
-  P extends ObjectSchema | undefined = undefined,
-  B extends z.ZodType | undefined = undefined,
->(
-  router: Router,
-  catalog: OperationCatalog,
-  userAuthentication: UserAuthentication,
-  operation: OperationDefinition<Q, P, B>,
-): void {
-  const nameSpan: RequestHandler = function nameOperationSpan(_req, res, next) {
-    setHttpSpanName(res, operation.operationId);
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  };
-  router[operation.method](operation.path, nameSpan, userAuthentication.requireUser);
-  defineOperation(router, catalog, { security: USER_SECURITY, ...operation });
 }
 
 export function registerAccountRoutes(

@@ -15,7 +15,8 @@ import { PLATFORM_KEY_PATTERN } from './registry-schemas.js';
 
 // Spec 4.13 platform fields: the onboarding schema of one platform. The definitions are
 // validated here and again by the onboarding service, with the same @gateway/field-rules
-// schemas; each change moves the platform's requirementVersion up by one (spec 3.6).
+// schemas; the onboarding service moves the platform's requirementVersion up by one and its
+// COMPLETE memberships to IN_PROGRESS in the same transaction as each change (spec 3.6).
 
 const FieldParams = z
   .object({
@@ -75,7 +76,6 @@ export function registerOnboardingFieldRoutes(
   const tags = ['Onboarding schema'];
   const collection = '/v1/platforms/:platformKey/onboarding/fields';
   const item = `${collection}/:fieldKey`;
-  const bump = (platformKey: string) => registry.incrementRequirementVersion({ platformKey });
   // Unknown platform: 404 before anything is stored.
   const requirePlatform = (platformKey: string) => registry.getPlatform({ platformKey });
 
@@ -117,7 +117,6 @@ export function registerOnboardingFieldRoutes(
         platformKey: params.platformKey,
         definition: body as JsonObject,
       });
-      await bump(params.platformKey);
       sendJson(res, 201, toOnboardingFieldJson(answer.field));
     },
   });
@@ -154,7 +153,6 @@ export function registerOnboardingFieldRoutes(
         ...params,
         patch: body as JsonObject,
       });
-      if (answer.changed) await bump(params.platformKey);
       sendJson(res, 200, toOnboardingFieldJson(answer.field));
     },
   });
@@ -174,7 +172,6 @@ export function registerOnboardingFieldRoutes(
     handler: async ({ params }, _req, res) => {
       await requirePlatform(params.platformKey);
       const answer = await onboarding.archivePlatformField(params);
-      if (answer.changed) await bump(params.platformKey);
       sendJson(res, 200, toOnboardingFieldJson(answer.field));
     },
   });

@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import type { IssuedCredential, Platform } from '@gateway/contracts';
 import { requestContextOf } from '../auth/authentication.js';
 import type { OperationCatalog } from '../http/operation-catalog.js';
 import {
@@ -29,7 +30,21 @@ export function registerPlatformRoutes(
   catalog: OperationCatalog,
   options: RegistryRouteOptions,
 ): void {
-  const registry = options.clients.registry;
+  const { registry, onboarding } = options.clients;
+  /** Spec 9: the onboarding service's requirementVersion of each platform. */
+  const versionsOf = async (platforms: readonly (Platform | undefined)[]) => {
+    const platformKeys = platforms.flatMap((platform) =>
+      platform === undefined ? [] : [platform.platformKey],
+    );
+    const { versions } = await onboarding.getRequirementVersions({ platformKeys });
+    return (platform: Platform | undefined) => versions[platform?.platformKey ?? ''] ?? 0;
+  };
+  const platformJson = async (platform: Platform | undefined) =>
+    toPlatformJson(platform, (await versionsOf([platform]))(platform));
+  const credentialResponseJson = async (answer: {
+    platform?: Platform | undefined;
+    credentials: IssuedCredential[];
+  }) => toCredentialResponseJson(answer, (await versionsOf([answer.platform]))(answer.platform));
   const auth = { authentication: options.authentication, permission: 'platforms:admin' as const };
   const tags = ['Platform registry'];
 
@@ -49,7 +64,10 @@ export function registerPlatformRoutes(
         identityEnvironmentKey: query.identityEnvironmentKey,
         archived: query.archived === 'true',
       });
-      sendJson(res, 200, { items: answer.items.map(toPlatformJson) });
+      const versionOf = await versionsOf(answer.items);
+      sendJson(res, 200, {
+        items: answer.items.map((platform) => toPlatformJson(platform, versionOf(platform))),
+      });
     },
   });
 
@@ -80,7 +98,7 @@ export function registerPlatformRoutes(
         metadata: asJsonObject(body.metadata),
       });
       options.onRegistryChanged();
-      sendJson(res, 201, toCredentialResponseJson(answer));
+      sendJson(res, 201, await credentialResponseJson(answer));
     },
   });
 
@@ -94,7 +112,7 @@ export function registerPlatformRoutes(
     responses: { 200: json('The platform.', PlatformJson), ...adminErrorResponses(404) },
     handler: async ({ params }, _req, res) => {
       const answer = await registry.getPlatform({ platformKey: params.platformKey });
-      sendJson(res, 200, toPlatformJson(answer.platform));
+      sendJson(res, 200, await platformJson(answer.platform));
     },
   });
 
@@ -131,7 +149,7 @@ export function registerPlatformRoutes(
         metadata: asJsonObject(body.metadata),
       });
       options.onRegistryChanged();
-      sendJson(res, 200, toCredentialResponseJson(answer));
+      sendJson(res, 200, await credentialResponseJson(answer));
     },
   });
 
@@ -180,7 +198,7 @@ export function registerPlatformRoutes(
           platformKey: params.platformKey,
         });
         options.onRegistryChanged();
-        sendJson(res, 200, toPlatformJson(answer.platform));
+        sendJson(res, 200, await platformJson(answer.platform));
       },
     });
   }
@@ -209,7 +227,7 @@ export function registerPlatformRoutes(
         redirectPairId: body.kind === 'bff' ? body.redirectPairId : undefined,
       });
       options.onRegistryChanged();
-      sendJson(res, 201, toCredentialResponseJson(answer));
+      sendJson(res, 201, await credentialResponseJson(answer));
     },
   });
 
@@ -237,7 +255,7 @@ export function registerPlatformRoutes(
         rotateClientId: body?.rotateClientId ?? false,
       });
       options.onRegistryChanged();
-      sendJson(res, 200, toCredentialResponseJson(answer));
+      sendJson(res, 200, await credentialResponseJson(answer));
     },
   });
 
@@ -256,7 +274,7 @@ export function registerPlatformRoutes(
         credentialId: params.credentialId,
       });
       options.onRegistryChanged();
-      sendJson(res, 200, toPlatformJson(answer.platform));
+      sendJson(res, 200, await platformJson(answer.platform));
     },
   });
 
@@ -276,7 +294,7 @@ export function registerPlatformRoutes(
         credentialId: params.credentialId,
       });
       options.onRegistryChanged();
-      sendJson(res, 200, toPlatformJson(answer.platform));
+      sendJson(res, 200, await platformJson(answer.platform));
     },
   });
 }

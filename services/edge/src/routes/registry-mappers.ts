@@ -72,7 +72,14 @@ export function toIssuedCredentialJson(
   };
 }
 
-export function toPlatformJson(platform: Platform | undefined): PlatformBody {
+/**
+ * A platform as the API shows it. `requirementVersion` is owned by the onboarding service
+ * (spec 9): the caller reads it there (see withRequirementVersions).
+ */
+export function toPlatformJson(
+  platform: Platform | undefined,
+  requirementVersion: number,
+): PlatformBody {
   if (platform === undefined) throw new Error('The registry answered without a platform');
   const environment = platform.identityEnvironment;
   return {
@@ -81,7 +88,7 @@ export function toPlatformJson(platform: Platform | undefined): PlatformBody {
     displayName: platform.displayName,
     active: platform.active,
     status: platform.status as PlatformBody['status'],
-    requirementVersion: platform.requirementVersion,
+    requirementVersion,
     centralOnboardingEnabled: platform.centralOnboardingEnabled,
     platformOnboardingPath: orNull(platform.platformOnboardingPath),
     defaultOnboardingMode: platform.defaultOnboardingMode as PlatformBody['defaultOnboardingMode'],
@@ -101,12 +108,15 @@ export function toPlatformJson(platform: Platform | undefined): PlatformBody {
 }
 
 /** Spec 4.10: `{ platform, credentials }`, the credentials with their secrets, once. */
-export function toCredentialResponseJson(answer: {
-  platform?: Platform | undefined;
-  credentials: IssuedCredential[];
-}): Json<typeof CredentialResponseJson> {
+export function toCredentialResponseJson(
+  answer: {
+    platform?: Platform | undefined;
+    credentials: IssuedCredential[];
+  },
+  requirementVersion: number,
+): Json<typeof CredentialResponseJson> {
   return {
-    platform: toPlatformJson(answer.platform),
+    platform: toPlatformJson(answer.platform, requirementVersion),
     credentials: answer.credentials.map(toIssuedCredentialJson),
   };
 }

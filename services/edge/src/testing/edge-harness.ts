@@ -5,6 +5,7 @@ import { createEdgeApp } from '../edge-app.js';
 import { listen } from '../listen.js';
 import { createEdgeClients } from '../service-clients.js';
 import { createFakeAuthFlow, type FakeAuthFlow } from './fake-auth-flow.js';
+import { createFakeOnboarding } from './fake-onboarding.js';
 import { createFakeRegistry, type FakeRegistry } from './fake-registry.js';
 
 export type TestEdge = {
@@ -16,7 +17,8 @@ export type TestEdge = {
 
 /**
  * The real edge app on a free port, its service clients wired through Connect's router
- * transport (with the services' interceptors) to the fake registry and auth-flow services.
+ * transport (with the services' interceptors) to the fake registry and auth-flow services (and
+ * an onboarding stand-in for requirement versions).
  */
 export async function startTestEdge(env: {
   IDENTITY_ISSUER: string;
@@ -25,6 +27,7 @@ export async function startTestEdge(env: {
 }): Promise<TestEdge> {
   const registry = createFakeRegistry();
   const authFlow = createFakeAuthFlow();
+  const onboarding = createFakeOnboarding();
   const logger = createLogger({ service: 'test', level: 'silent' });
   const config = loadConfig({ LOG_LEVEL: 'silent', SERVICE_CALL_TIMEOUT_MS: '3000', ...env });
   const target: ServiceTarget = {
@@ -32,6 +35,7 @@ export async function startTestEdge(env: {
     routes: (router) => {
       registry.routes(router);
       authFlow.routes(router);
+      onboarding.routes(router);
     },
     serverInterceptors: createServiceInterceptors(logger),
   };

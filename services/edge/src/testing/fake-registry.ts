@@ -58,7 +58,6 @@ export function samplePlatform(platformKey: string): MessageInitShape<typeof Pla
     displayName: 'Shop',
     active: true,
     status: 'active',
-    requirementVersion: 3,
     centralOnboardingEnabled: false,
     // platformOnboardingPath and metadata deliberately unset: they map to null and {}.
     defaultOnboardingMode: 'platform',

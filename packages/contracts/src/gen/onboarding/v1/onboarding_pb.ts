@@ -4,6 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -11,7 +12,529 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file onboarding/v1/onboarding.proto.
  */
 export const file_onboarding_v1_onboarding: GenFile = /*@__PURE__*/
-  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEiqQEKDVBsYXRmb3JtRmllbGQSCgoCaWQYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJEhEKCWZpZWxkX2tleRgDIAEoCRIOCgZhY3RpdmUYBCABKAgSKwoKZGVmaW5pdGlvbhgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY3JlYXRlZF9hdBgGIAEoCRISCgp1cGRhdGVkX2F0GAcgASgJIjEKGUxpc3RQbGF0Zm9ybUZpZWxkc1JlcXVlc3QSFAoMcGxhdGZvcm1fa2V5GAEgASgJIkoKGkxpc3RQbGF0Zm9ybUZpZWxkc1Jlc3BvbnNlEiwKBmZpZWxkcxgBIAMoCzIcLm9uYm9hcmRpbmcudjEuUGxhdGZvcm1GaWVsZCJfChpDcmVhdGVQbGF0Zm9ybUZpZWxkUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSKwoKZGVmaW5pdGlvbhgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiSgobQ3JlYXRlUGxhdGZvcm1GaWVsZFJlc3BvbnNlEisKBWZpZWxkGAEgASgLMhwub25ib2FyZGluZy52MS5QbGF0Zm9ybUZpZWxkIkIKF0dldFBsYXRmb3JtRmllbGRSZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglmaWVsZF9rZXkYAiABKAkiRwoYR2V0UGxhdGZvcm1GaWVsZFJlc3BvbnNlEisKBWZpZWxkGAEgASgLMhwub25ib2FyZGluZy52MS5QbGF0Zm9ybUZpZWxkIm0KGlVwZGF0ZVBsYXRmb3JtRmllbGRSZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglmaWVsZF9rZXkYAiABKAkSJgoFcGF0Y2gYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlsKG1VwZGF0ZVBsYXRmb3JtRmllbGRSZXNwb25zZRIrCgVmaWVsZBgBIAEoCzIcLm9uYm9hcmRpbmcudjEuUGxhdGZvcm1GaWVsZBIPCgdjaGFuZ2VkGAIgASgIIkYKG0FyY2hpdmVQbGF0Zm9ybUZpZWxkUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSEQoJZmllbGRfa2V5GAIgASgJIlwKHEFyY2hpdmVQbGF0Zm9ybUZpZWxkUmVzcG9uc2USKwoFZmllbGQYASABKAsyHC5vbmJvYXJkaW5nLnYxLlBsYXRmb3JtRmllbGQSDwoHY2hhbmdlZBgCIAEoCCJrChpBcHBseUlkZW50aXR5Q2xhaW1zUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhQKB3BpY3R1cmUYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJSAGIAQFCCgoIX3BpY3R1cmVCBwoFX25hbWUiRQobQXBwbHlJZGVudGl0eUNsYWltc1Jlc3BvbnNlEhcKCmF2YXRhcl91cmwYASABKAlIAIgBAUINCgtfYXZhdGFyX3VybCJCChlFdmFsdWF0ZU9uYm9hcmRpbmdSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJInUKGkV2YWx1YXRlT25ib2FyZGluZ1Jlc3BvbnNlEh0KFWdsb2JhbF9taXNzaW5nX2ZpZWxkcxgBIAMoCRIfChdwbGF0Zm9ybV9taXNzaW5nX2ZpZWxkcxgCIAMoCRIXCg9wbGF0Zm9ybV9zdGF0dXMYAyABKAkyiQYKEU9uYm9hcmRpbmdTZXJ2aWNlEmkKEkV2YWx1YXRlT25ib2FyZGluZxIoLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVxdWVzdBopLm9uYm9hcmRpbmcudjEuRXZhbHVhdGVPbmJvYXJkaW5nUmVzcG9uc2USbAoTQXBwbHlJZGVudGl0eUNsYWltcxIpLm9uYm9hcmRpbmcudjEuQXBwbHlJZGVudGl0eUNsYWltc1JlcXVlc3QaKi5vbmJvYXJkaW5nLnYxLkFwcGx5SWRlbnRpdHlDbGFpbXNSZXNwb25zZRJpChJMaXN0UGxhdGZvcm1GaWVsZHMSKC5vbmJvYXJkaW5nLnYxLkxpc3RQbGF0Zm9ybUZpZWxkc1JlcXVlc3QaKS5vbmJvYXJkaW5nLnYxLkxpc3RQbGF0Zm9ybUZpZWxkc1Jlc3BvbnNlEmwKE0NyZWF0ZVBsYXRmb3JtRmllbGQSKS5vbmJvYXJkaW5nLnYxLkNyZWF0ZVBsYXRmb3JtRmllbGRSZXF1ZXN0Gioub25ib2FyZGluZy52MS5DcmVhdGVQbGF0Zm9ybUZpZWxkUmVzcG9uc2USYwoQR2V0UGxhdGZvcm1GaWVsZBImLm9uYm9hcmRpbmcudjEuR2V0UGxhdGZvcm1GaWVsZFJlcXVlc3QaJy5vbmJvYXJkaW5nLnYxLkdldFBsYXRmb3JtRmllbGRSZXNwb25zZRJsChNVcGRhdGVQbGF0Zm9ybUZpZWxkEikub25ib2FyZGluZy52MS5VcGRhdGVQbGF0Zm9ybUZpZWxkUmVxdWVzdBoqLm9uYm9hcmRpbmcudjEuVXBkYXRlUGxhdGZvcm1GaWVsZFJlc3BvbnNlEm8KFEFyY2hpdmVQbGF0Zm9ybUZpZWxkEioub25ib2FyZGluZy52MS5BcmNoaXZlUGxhdGZvcm1GaWVsZFJlcXVlc3QaKy5vbmJvYXJkaW5nLnYxLkFyY2hpdmVQbGF0Zm9ybUZpZWxkUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("Ch5vbmJvYXJkaW5nL3YxL29uYm9hcmRpbmcucHJvdG8SDW9uYm9hcmRpbmcudjEijQEKC0dsb2JhbEZpZWxkEhkKEXByb2ZpbGVfZmllbGRfa2V5GAEgASgJEg4KBmFjdGl2ZRgCIAEoCBIrCgpkZWZpbml0aW9uGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpjcmVhdGVkX2F0GAQgASgJEhIKCnVwZGF0ZWRfYXQYBSABKAkiGQoXTGlzdEdsb2JhbEZpZWxkc1JlcXVlc3QiRgoYTGlzdEdsb2JhbEZpZWxkc1Jlc3BvbnNlEioKBmZpZWxkcxgBIAMoCzIaLm9uYm9hcmRpbmcudjEuR2xvYmFsRmllbGQiRwoYQ3JlYXRlR2xvYmFsRmllbGRSZXF1ZXN0EisKCmRlZmluaXRpb24YASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkYKGUNyZWF0ZUdsb2JhbEZpZWxkUmVzcG9uc2USKQoFZmllbGQYASABKAsyGi5vbmJvYXJkaW5nLnYxLkdsb2JhbEZpZWxkIjIKFUdldEdsb2JhbEZpZWxkUmVxdWVzdBIZChFwcm9maWxlX2ZpZWxkX2tleRgBIAEoCSJDChZHZXRHbG9iYWxGaWVsZFJlc3BvbnNlEikKBWZpZWxkGAEgASgLMhoub25ib2FyZGluZy52MS5HbG9iYWxGaWVsZCJdChhVcGRhdGVHbG9iYWxGaWVsZFJlcXVlc3QSGQoRcHJvZmlsZV9maWVsZF9rZXkYASABKAkSJgoFcGF0Y2gYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlcKGVVwZGF0ZUdsb2JhbEZpZWxkUmVzcG9uc2USKQoFZmllbGQYASABKAsyGi5vbmJvYXJkaW5nLnYxLkdsb2JhbEZpZWxkEg8KB2NoYW5nZWQYAiABKAgiNgoZQXJjaGl2ZUdsb2JhbEZpZWxkUmVxdWVzdBIZChFwcm9maWxlX2ZpZWxkX2tleRgBIAEoCSJYChpBcmNoaXZlR2xvYmFsRmllbGRSZXNwb25zZRIpCgVmaWVsZBgBIAEoCzIaLm9uYm9hcmRpbmcudjEuR2xvYmFsRmllbGQSDwoHY2hhbmdlZBgCIAEoCCI2Ch1HZXRSZXF1aXJlbWVudFZlcnNpb25zUmVxdWVzdBIVCg1wbGF0Zm9ybV9rZXlzGAEgAygJIqABCh5HZXRSZXF1aXJlbWVudFZlcnNpb25zUmVzcG9uc2USTQoIdmVyc2lvbnMYASADKAsyOy5vbmJvYXJkaW5nLnYxLkdldFJlcXVpcmVtZW50VmVyc2lvbnNSZXNwb25zZS5WZXJzaW9uc0VudHJ5Gi8KDVZlcnNpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASJ4CgtSZXF1aXJlbWVudBINCgVzY29wZRgBIAEoCRIrCgpkZWZpbml0aW9uGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBItCg1jdXJyZW50X3ZhbHVlGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIj8KFkdldFJlcXVpcmVtZW50c1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkiaAoXR2V0UmVxdWlyZW1lbnRzUmVzcG9uc2USGwoTcmVxdWlyZW1lbnRfdmVyc2lvbhgBIAEoBRIwCgxyZXF1aXJlbWVudHMYAiADKAsyGi5vbmJvYXJkaW5nLnYxLlJlcXVpcmVtZW50IssBChBPbmJvYXJkaW5nU3RhdHVzEhUKDWdsb2JhbF9zdGF0dXMYASABKAkSHQoVZ2xvYmFsX21pc3NpbmdfZmllbGRzGAIgAygJEhcKD3BsYXRmb3JtX3N0YXR1cxgDIAEoCRIfChdwbGF0Zm9ybV9taXNzaW5nX2ZpZWxkcxgEIAMoCRIbChNyZXF1aXJlbWVudF92ZXJzaW9uGAUgASgFEhkKDGNvbXBsZXRlZF9hdBgGIAEoCUgAiAEBQg8KDV9jb21wbGV0ZWRfYXQinAEKEFB1dFZhbHVlc1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkSIAoTcmVxdWlyZW1lbnRfdmVyc2lvbhgDIAEoBUgAiAEBEicKBnZhbHVlcxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCFgoUX3JlcXVpcmVtZW50X3ZlcnNpb24iRAoRUHV0VmFsdWVzUmVzcG9uc2USLwoGc3RhdHVzGAEgASgLMh8ub25ib2FyZGluZy52MS5PbmJvYXJkaW5nU3RhdHVzIkIKGUNvbXBsZXRlT25ib2FyZGluZ1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkiTQoaQ29tcGxldGVPbmJvYXJkaW5nUmVzcG9uc2USLwoGc3RhdHVzGAEgASgLMh8ub25ib2FyZGluZy52MS5PbmJvYXJkaW5nU3RhdHVzIkMKGkJvb3RzdHJhcE1lbWJlcnNoaXBSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJIk4KG0Jvb3RzdHJhcE1lbWJlcnNoaXBSZXNwb25zZRIvCgZzdGF0dXMYASABKAsyHy5vbmJvYXJkaW5nLnYxLk9uYm9hcmRpbmdTdGF0dXMiqQEKDVBsYXRmb3JtRmllbGQSCgoCaWQYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJEhEKCWZpZWxkX2tleRgDIAEoCRIOCgZhY3RpdmUYBCABKAgSKwoKZGVmaW5pdGlvbhgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY3JlYXRlZF9hdBgGIAEoCRISCgp1cGRhdGVkX2F0GAcgASgJIjEKGUxpc3RQbGF0Zm9ybUZpZWxkc1JlcXVlc3QSFAoMcGxhdGZvcm1fa2V5GAEgASgJIkoKGkxpc3RQbGF0Zm9ybUZpZWxkc1Jlc3BvbnNlEiwKBmZpZWxkcxgBIAMoCzIcLm9uYm9hcmRpbmcudjEuUGxhdGZvcm1GaWVsZCJfChpDcmVhdGVQbGF0Zm9ybUZpZWxkUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSKwoKZGVmaW5pdGlvbhgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiSgobQ3JlYXRlUGxhdGZvcm1GaWVsZFJlc3BvbnNlEisKBWZpZWxkGAEgASgLMhwub25ib2FyZGluZy52MS5QbGF0Zm9ybUZpZWxkIkIKF0dldFBsYXRmb3JtRmllbGRSZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglmaWVsZF9rZXkYAiABKAkiRwoYR2V0UGxhdGZvcm1GaWVsZFJlc3BvbnNlEisKBWZpZWxkGAEgASgLMhwub25ib2FyZGluZy52MS5QbGF0Zm9ybUZpZWxkIm0KGlVwZGF0ZVBsYXRmb3JtRmllbGRSZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglmaWVsZF9rZXkYAiABKAkSJgoFcGF0Y2gYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlsKG1VwZGF0ZVBsYXRmb3JtRmllbGRSZXNwb25zZRIrCgVmaWVsZBgBIAEoCzIcLm9uYm9hcmRpbmcudjEuUGxhdGZvcm1GaWVsZBIPCgdjaGFuZ2VkGAIgASgIIkYKG0FyY2hpdmVQbGF0Zm9ybUZpZWxkUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSEQoJZmllbGRfa2V5GAIgASgJIlwKHEFyY2hpdmVQbGF0Zm9ybUZpZWxkUmVzcG9uc2USKwoFZmllbGQYASABKAsyHC5vbmJvYXJkaW5nLnYxLlBsYXRmb3JtRmllbGQSDwoHY2hhbmdlZBgCIAEoCCJrChpBcHBseUlkZW50aXR5Q2xhaW1zUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhQKB3BpY3R1cmUYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJSAGIAQFCCgoIX3BpY3R1cmVCBwoFX25hbWUiRQobQXBwbHlJZGVudGl0eUNsYWltc1Jlc3BvbnNlEhcKCmF2YXRhcl91cmwYASABKAlIAIgBAUINCgtfYXZhdGFyX3VybCJCChlFdmFsdWF0ZU9uYm9hcmRpbmdSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJIr4BChpFdmFsdWF0ZU9uYm9hcmRpbmdSZXNwb25zZRIdChVnbG9iYWxfbWlzc2luZ19maWVsZHMYASADKAkSHwoXcGxhdGZvcm1fbWlzc2luZ19maWVsZHMYAiADKAkSFwoPcGxhdGZvcm1fc3RhdHVzGAMgASgJEhsKE3JlcXVpcmVtZW50X3ZlcnNpb24YBCABKAUSGQoMY29tcGxldGVkX2F0GAUgASgJSACIAQFCDwoNX2NvbXBsZXRlZF9hdDKKDgoRT25ib2FyZGluZ1NlcnZpY2USaQoSRXZhbHVhdGVPbmJvYXJkaW5nEigub25ib2FyZGluZy52MS5FdmFsdWF0ZU9uYm9hcmRpbmdSZXF1ZXN0Gikub25ib2FyZGluZy52MS5FdmFsdWF0ZU9uYm9hcmRpbmdSZXNwb25zZRJsChNBcHBseUlkZW50aXR5Q2xhaW1zEikub25ib2FyZGluZy52MS5BcHBseUlkZW50aXR5Q2xhaW1zUmVxdWVzdBoqLm9uYm9hcmRpbmcudjEuQXBwbHlJZGVudGl0eUNsYWltc1Jlc3BvbnNlEmkKEkxpc3RQbGF0Zm9ybUZpZWxkcxIoLm9uYm9hcmRpbmcudjEuTGlzdFBsYXRmb3JtRmllbGRzUmVxdWVzdBopLm9uYm9hcmRpbmcudjEuTGlzdFBsYXRmb3JtRmllbGRzUmVzcG9uc2USbAoTQ3JlYXRlUGxhdGZvcm1GaWVsZBIpLm9uYm9hcmRpbmcudjEuQ3JlYXRlUGxhdGZvcm1GaWVsZFJlcXVlc3QaKi5vbmJvYXJkaW5nLnYxLkNyZWF0ZVBsYXRmb3JtRmllbGRSZXNwb25zZRJjChBHZXRQbGF0Zm9ybUZpZWxkEiYub25ib2FyZGluZy52MS5HZXRQbGF0Zm9ybUZpZWxkUmVxdWVzdBonLm9uYm9hcmRpbmcudjEuR2V0UGxhdGZvcm1GaWVsZFJlc3BvbnNlEmwKE1VwZGF0ZVBsYXRmb3JtRmllbGQSKS5vbmJvYXJkaW5nLnYxLlVwZGF0ZVBsYXRmb3JtRmllbGRSZXF1ZXN0Gioub25ib2FyZGluZy52MS5VcGRhdGVQbGF0Zm9ybUZpZWxkUmVzcG9uc2USbwoUQXJjaGl2ZVBsYXRmb3JtRmllbGQSKi5vbmJvYXJkaW5nLnYxLkFyY2hpdmVQbGF0Zm9ybUZpZWxkUmVxdWVzdBorLm9uYm9hcmRpbmcudjEuQXJjaGl2ZVBsYXRmb3JtRmllbGRSZXNwb25zZRJjChBMaXN0R2xvYmFsRmllbGRzEiYub25ib2FyZGluZy52MS5MaXN0R2xvYmFsRmllbGRzUmVxdWVzdBonLm9uYm9hcmRpbmcudjEuTGlzdEdsb2JhbEZpZWxkc1Jlc3BvbnNlEmYKEUNyZWF0ZUdsb2JhbEZpZWxkEicub25ib2FyZGluZy52MS5DcmVhdGVHbG9iYWxGaWVsZFJlcXVlc3QaKC5vbmJvYXJkaW5nLnYxLkNyZWF0ZUdsb2JhbEZpZWxkUmVzcG9uc2USXQoOR2V0R2xvYmFsRmllbGQSJC5vbmJvYXJkaW5nLnYxLkdldEdsb2JhbEZpZWxkUmVxdWVzdBolLm9uYm9hcmRpbmcudjEuR2V0R2xvYmFsRmllbGRSZXNwb25zZRJmChFVcGRhdGVHbG9iYWxGaWVsZBInLm9uYm9hcmRpbmcudjEuVXBkYXRlR2xvYmFsRmllbGRSZXF1ZXN0Gigub25ib2FyZGluZy52MS5VcGRhdGVHbG9iYWxGaWVsZFJlc3BvbnNlEmkKEkFyY2hpdmVHbG9iYWxGaWVsZBIoLm9uYm9hcmRpbmcudjEuQXJjaGl2ZUdsb2JhbEZpZWxkUmVxdWVzdBopLm9uYm9hcmRpbmcudjEuQXJjaGl2ZUdsb2JhbEZpZWxkUmVzcG9uc2USdQoWR2V0UmVxdWlyZW1lbnRWZXJzaW9ucxIsLm9uYm9hcmRpbmcudjEuR2V0UmVxdWlyZW1lbnRWZXJzaW9uc1JlcXVlc3QaLS5vbmJvYXJkaW5nLnYxLkdldFJlcXVpcmVtZW50VmVyc2lvbnNSZXNwb25zZRJgCg9HZXRSZXF1aXJlbWVudHMSJS5vbmJvYXJkaW5nLnYxLkdldFJlcXVpcmVtZW50c1JlcXVlc3QaJi5vbmJvYXJkaW5nLnYxLkdldFJlcXVpcmVtZW50c1Jlc3BvbnNlEk4KCVB1dFZhbHVlcxIfLm9uYm9hcmRpbmcudjEuUHV0VmFsdWVzUmVxdWVzdBogLm9uYm9hcmRpbmcudjEuUHV0VmFsdWVzUmVzcG9uc2USaQoSQ29tcGxldGVPbmJvYXJkaW5nEigub25ib2FyZGluZy52MS5Db21wbGV0ZU9uYm9hcmRpbmdSZXF1ZXN0Gikub25ib2FyZGluZy52MS5Db21wbGV0ZU9uYm9hcmRpbmdSZXNwb25zZRJsChNCb290c3RyYXBNZW1iZXJzaGlwEikub25ib2FyZGluZy52MS5Cb290c3RyYXBNZW1iZXJzaGlwUmVxdWVzdBoqLm9uYm9hcmRpbmcudjEuQm9vdHN0cmFwTWVtYmVyc2hpcFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+
+/**
+ * A stored global field definition.
+ *
+ * @generated from message onboarding.v1.GlobalField
+ */
+export type GlobalField = Message<"onboarding.v1.GlobalField"> & {
+  /**
+   * @generated from field: string profile_field_key = 1;
+   */
+  profileFieldKey: string;
+
+  /**
+   * @generated from field: bool active = 2;
+   */
+  active: boolean;
+
+  /**
+   * The properties of spec 2.10 other than active (fieldKey equals profileFieldKey).
+   *
+   * @generated from field: google.protobuf.Struct definition = 3;
+   */
+  definition?: JsonObject | undefined;
+
+  /**
+   * @generated from field: string created_at = 4;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: string updated_at = 5;
+   */
+  updatedAt: string;
+};
+
+/**
+ * Describes the message onboarding.v1.GlobalField.
+ * Use `create(GlobalFieldSchema)` to create a new message.
+ */
+export const GlobalFieldSchema: GenMessage<GlobalField> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 0);
+
+/**
+ * @generated from message onboarding.v1.ListGlobalFieldsRequest
+ */
+export type ListGlobalFieldsRequest = Message<"onboarding.v1.ListGlobalFieldsRequest"> & {
+};
+
+/**
+ * Describes the message onboarding.v1.ListGlobalFieldsRequest.
+ * Use `create(ListGlobalFieldsRequestSchema)` to create a new message.
+ */
+export const ListGlobalFieldsRequestSchema: GenMessage<ListGlobalFieldsRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 1);
+
+/**
+ * @generated from message onboarding.v1.ListGlobalFieldsResponse
+ */
+export type ListGlobalFieldsResponse = Message<"onboarding.v1.ListGlobalFieldsResponse"> & {
+  /**
+   * @generated from field: repeated onboarding.v1.GlobalField fields = 1;
+   */
+  fields: GlobalField[];
+};
+
+/**
+ * Describes the message onboarding.v1.ListGlobalFieldsResponse.
+ * Use `create(ListGlobalFieldsResponseSchema)` to create a new message.
+ */
+export const ListGlobalFieldsResponseSchema: GenMessage<ListGlobalFieldsResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 2);
+
+/**
+ * @generated from message onboarding.v1.CreateGlobalFieldRequest
+ */
+export type CreateGlobalFieldRequest = Message<"onboarding.v1.CreateGlobalFieldRequest"> & {
+  /**
+   * @generated from field: google.protobuf.Struct definition = 1;
+   */
+  definition?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.CreateGlobalFieldRequest.
+ * Use `create(CreateGlobalFieldRequestSchema)` to create a new message.
+ */
+export const CreateGlobalFieldRequestSchema: GenMessage<CreateGlobalFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 3);
+
+/**
+ * @generated from message onboarding.v1.CreateGlobalFieldResponse
+ */
+export type CreateGlobalFieldResponse = Message<"onboarding.v1.CreateGlobalFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.GlobalField field = 1;
+   */
+  field?: GlobalField | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.CreateGlobalFieldResponse.
+ * Use `create(CreateGlobalFieldResponseSchema)` to create a new message.
+ */
+export const CreateGlobalFieldResponseSchema: GenMessage<CreateGlobalFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 4);
+
+/**
+ * @generated from message onboarding.v1.GetGlobalFieldRequest
+ */
+export type GetGlobalFieldRequest = Message<"onboarding.v1.GetGlobalFieldRequest"> & {
+  /**
+   * @generated from field: string profile_field_key = 1;
+   */
+  profileFieldKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.GetGlobalFieldRequest.
+ * Use `create(GetGlobalFieldRequestSchema)` to create a new message.
+ */
+export const GetGlobalFieldRequestSchema: GenMessage<GetGlobalFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 5);
+
+/**
+ * @generated from message onboarding.v1.GetGlobalFieldResponse
+ */
+export type GetGlobalFieldResponse = Message<"onboarding.v1.GetGlobalFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.GlobalField field = 1;
+   */
+  field?: GlobalField | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.GetGlobalFieldResponse.
+ * Use `create(GetGlobalFieldResponseSchema)` to create a new message.
+ */
+export const GetGlobalFieldResponseSchema: GenMessage<GetGlobalFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 6);
+
+/**
+ * @generated from message onboarding.v1.UpdateGlobalFieldRequest
+ */
+export type UpdateGlobalFieldRequest = Message<"onboarding.v1.UpdateGlobalFieldRequest"> & {
+  /**
+   * @generated from field: string profile_field_key = 1;
+   */
+  profileFieldKey: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct patch = 2;
+   */
+  patch?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.UpdateGlobalFieldRequest.
+ * Use `create(UpdateGlobalFieldRequestSchema)` to create a new message.
+ */
+export const UpdateGlobalFieldRequestSchema: GenMessage<UpdateGlobalFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 7);
+
+/**
+ * @generated from message onboarding.v1.UpdateGlobalFieldResponse
+ */
+export type UpdateGlobalFieldResponse = Message<"onboarding.v1.UpdateGlobalFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.GlobalField field = 1;
+   */
+  field?: GlobalField | undefined;
+
+  /**
+   * @generated from field: bool changed = 2;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message onboarding.v1.UpdateGlobalFieldResponse.
+ * Use `create(UpdateGlobalFieldResponseSchema)` to create a new message.
+ */
+export const UpdateGlobalFieldResponseSchema: GenMessage<UpdateGlobalFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 8);
+
+/**
+ * @generated from message onboarding.v1.ArchiveGlobalFieldRequest
+ */
+export type ArchiveGlobalFieldRequest = Message<"onboarding.v1.ArchiveGlobalFieldRequest"> & {
+  /**
+   * @generated from field: string profile_field_key = 1;
+   */
+  profileFieldKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.ArchiveGlobalFieldRequest.
+ * Use `create(ArchiveGlobalFieldRequestSchema)` to create a new message.
+ */
+export const ArchiveGlobalFieldRequestSchema: GenMessage<ArchiveGlobalFieldRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 9);
+
+/**
+ * @generated from message onboarding.v1.ArchiveGlobalFieldResponse
+ */
+export type ArchiveGlobalFieldResponse = Message<"onboarding.v1.ArchiveGlobalFieldResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.GlobalField field = 1;
+   */
+  field?: GlobalField | undefined;
+
+  /**
+   * @generated from field: bool changed = 2;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message onboarding.v1.ArchiveGlobalFieldResponse.
+ * Use `create(ArchiveGlobalFieldResponseSchema)` to create a new message.
+ */
+export const ArchiveGlobalFieldResponseSchema: GenMessage<ArchiveGlobalFieldResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 10);
+
+/**
+ * @generated from message onboarding.v1.GetRequirementVersionsRequest
+ */
+export type GetRequirementVersionsRequest = Message<"onboarding.v1.GetRequirementVersionsRequest"> & {
+  /**
+   * @generated from field: repeated string platform_keys = 1;
+   */
+  platformKeys: string[];
+};
+
+/**
+ * Describes the message onboarding.v1.GetRequirementVersionsRequest.
+ * Use `create(GetRequirementVersionsRequestSchema)` to create a new message.
+ */
+export const GetRequirementVersionsRequestSchema: GenMessage<GetRequirementVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 11);
+
+/**
+ * @generated from message onboarding.v1.GetRequirementVersionsResponse
+ */
+export type GetRequirementVersionsResponse = Message<"onboarding.v1.GetRequirementVersionsResponse"> & {
+  /**
+   * @generated from field: map<string, int32> versions = 1;
+   */
+  versions: { [key: string]: number };
+};
+
+/**
+ * Describes the message onboarding.v1.GetRequirementVersionsResponse.
+ * Use `create(GetRequirementVersionsResponseSchema)` to create a new message.
+ */
+export const GetRequirementVersionsResponseSchema: GenMessage<GetRequirementVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 12);
+
+/**
+ * One entry of a requirements list (spec 2.14).
+ *
+ * @generated from message onboarding.v1.Requirement
+ */
+export type Requirement = Message<"onboarding.v1.Requirement"> & {
+  /**
+   * "GLOBAL" or "PLATFORM".
+   *
+   * @generated from field: string scope = 1;
+   */
+  scope: string;
+
+  /**
+   * The spec 2.10 properties (fieldKey, label, fieldType, source, ...) as a JSON object.
+   *
+   * @generated from field: google.protobuf.Struct definition = 2;
+   */
+  definition?: JsonObject | undefined;
+
+  /**
+   * The current value (JSON null when empty).
+   *
+   * @generated from field: google.protobuf.Value current_value = 3;
+   */
+  currentValue?: Value | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.Requirement.
+ * Use `create(RequirementSchema)` to create a new message.
+ */
+export const RequirementSchema: GenMessage<Requirement> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 13);
+
+/**
+ * @generated from message onboarding.v1.GetRequirementsRequest
+ */
+export type GetRequirementsRequest = Message<"onboarding.v1.GetRequirementsRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Empty: the global requirements only.
+   *
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.GetRequirementsRequest.
+ * Use `create(GetRequirementsRequestSchema)` to create a new message.
+ */
+export const GetRequirementsRequestSchema: GenMessage<GetRequirementsRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 14);
+
+/**
+ * @generated from message onboarding.v1.GetRequirementsResponse
+ */
+export type GetRequirementsResponse = Message<"onboarding.v1.GetRequirementsResponse"> & {
+  /**
+   * The platform's requirementVersion, or the global one for the global list.
+   *
+   * @generated from field: int32 requirement_version = 1;
+   */
+  requirementVersion: number;
+
+  /**
+   * @generated from field: repeated onboarding.v1.Requirement requirements = 2;
+   */
+  requirements: Requirement[];
+};
+
+/**
+ * Describes the message onboarding.v1.GetRequirementsResponse.
+ * Use `create(GetRequirementsResponseSchema)` to create a new message.
+ */
+export const GetRequirementsResponseSchema: GenMessage<GetRequirementsResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 15);
+
+/**
+ * Where a user stands (spec 2.14, 3.7).
+ *
+ * @generated from message onboarding.v1.OnboardingStatus
+ */
+export type OnboardingStatus = Message<"onboarding.v1.OnboardingStatus"> & {
+  /**
+   * "COMPLETE" or "INCOMPLETE".
+   *
+   * @generated from field: string global_status = 1;
+   */
+  globalStatus: string;
+
+  /**
+   * @generated from field: repeated string global_missing_fields = 2;
+   */
+  globalMissingFields: string[];
+
+  /**
+   * "NOT_STARTED", "IN_PROGRESS" or "COMPLETE"; empty for the global scope.
+   *
+   * @generated from field: string platform_status = 3;
+   */
+  platformStatus: string;
+
+  /**
+   * @generated from field: repeated string platform_missing_fields = 4;
+   */
+  platformMissingFields: string[];
+
+  /**
+   * @generated from field: int32 requirement_version = 5;
+   */
+  requirementVersion: number;
+
+  /**
+   * ISO 8601, set while the platform status is COMPLETE.
+   *
+   * @generated from field: optional string completed_at = 6;
+   */
+  completedAt?: string | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.OnboardingStatus.
+ * Use `create(OnboardingStatusSchema)` to create a new message.
+ */
+export const OnboardingStatusSchema: GenMessage<OnboardingStatus> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 16);
+
+/**
+ * @generated from message onboarding.v1.PutValuesRequest
+ */
+export type PutValuesRequest = Message<"onboarding.v1.PutValuesRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Empty: the global values (canonical profile) only.
+   *
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+
+  /**
+   * When set, the schema version the values were entered against.
+   *
+   * @generated from field: optional int32 requirement_version = 3;
+   */
+  requirementVersion?: number | undefined;
+
+  /**
+   * Field key to value.
+   *
+   * @generated from field: google.protobuf.Struct values = 4;
+   */
+  values?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.PutValuesRequest.
+ * Use `create(PutValuesRequestSchema)` to create a new message.
+ */
+export const PutValuesRequestSchema: GenMessage<PutValuesRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 17);
+
+/**
+ * @generated from message onboarding.v1.PutValuesResponse
+ */
+export type PutValuesResponse = Message<"onboarding.v1.PutValuesResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.OnboardingStatus status = 1;
+   */
+  status?: OnboardingStatus | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.PutValuesResponse.
+ * Use `create(PutValuesResponseSchema)` to create a new message.
+ */
+export const PutValuesResponseSchema: GenMessage<PutValuesResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 18);
+
+/**
+ * @generated from message onboarding.v1.CompleteOnboardingRequest
+ */
+export type CompleteOnboardingRequest = Message<"onboarding.v1.CompleteOnboardingRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.CompleteOnboardingRequest.
+ * Use `create(CompleteOnboardingRequestSchema)` to create a new message.
+ */
+export const CompleteOnboardingRequestSchema: GenMessage<CompleteOnboardingRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 19);
+
+/**
+ * @generated from message onboarding.v1.CompleteOnboardingResponse
+ */
+export type CompleteOnboardingResponse = Message<"onboarding.v1.CompleteOnboardingResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.OnboardingStatus status = 1;
+   */
+  status?: OnboardingStatus | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.CompleteOnboardingResponse.
+ * Use `create(CompleteOnboardingResponseSchema)` to create a new message.
+ */
+export const CompleteOnboardingResponseSchema: GenMessage<CompleteOnboardingResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 20);
+
+/**
+ * @generated from message onboarding.v1.BootstrapMembershipRequest
+ */
+export type BootstrapMembershipRequest = Message<"onboarding.v1.BootstrapMembershipRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string platform_key = 2;
+   */
+  platformKey: string;
+};
+
+/**
+ * Describes the message onboarding.v1.BootstrapMembershipRequest.
+ * Use `create(BootstrapMembershipRequestSchema)` to create a new message.
+ */
+export const BootstrapMembershipRequestSchema: GenMessage<BootstrapMembershipRequest> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 21);
+
+/**
+ * @generated from message onboarding.v1.BootstrapMembershipResponse
+ */
+export type BootstrapMembershipResponse = Message<"onboarding.v1.BootstrapMembershipResponse"> & {
+  /**
+   * @generated from field: onboarding.v1.OnboardingStatus status = 1;
+   */
+  status?: OnboardingStatus | undefined;
+};
+
+/**
+ * Describes the message onboarding.v1.BootstrapMembershipResponse.
+ * Use `create(BootstrapMembershipResponseSchema)` to create a new message.
+ */
+export const BootstrapMembershipResponseSchema: GenMessage<BootstrapMembershipResponse> = /*@__PURE__*/
+  messageDesc(file_onboarding_v1_onboarding, 22);
 
 /**
  * A stored platform field definition.
@@ -64,7 +587,7 @@ export type PlatformField = Message<"onboarding.v1.PlatformField"> & {
  * Use `create(PlatformFieldSchema)` to create a new message.
  */
 export const PlatformFieldSchema: GenMessage<PlatformField> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 0);
+  messageDesc(file_onboarding_v1_onboarding, 23);
 
 /**
  * @generated from message onboarding.v1.ListPlatformFieldsRequest
@@ -81,7 +604,7 @@ export type ListPlatformFieldsRequest = Message<"onboarding.v1.ListPlatformField
  * Use `create(ListPlatformFieldsRequestSchema)` to create a new message.
  */
 export const ListPlatformFieldsRequestSchema: GenMessage<ListPlatformFieldsRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 1);
+  messageDesc(file_onboarding_v1_onboarding, 24);
 
 /**
  * @generated from message onboarding.v1.ListPlatformFieldsResponse
@@ -98,7 +621,7 @@ export type ListPlatformFieldsResponse = Message<"onboarding.v1.ListPlatformFiel
  * Use `create(ListPlatformFieldsResponseSchema)` to create a new message.
  */
 export const ListPlatformFieldsResponseSchema: GenMessage<ListPlatformFieldsResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 2);
+  messageDesc(file_onboarding_v1_onboarding, 25);
 
 /**
  * @generated from message onboarding.v1.CreatePlatformFieldRequest
@@ -122,7 +645,7 @@ export type CreatePlatformFieldRequest = Message<"onboarding.v1.CreatePlatformFi
  * Use `create(CreatePlatformFieldRequestSchema)` to create a new message.
  */
 export const CreatePlatformFieldRequestSchema: GenMessage<CreatePlatformFieldRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 3);
+  messageDesc(file_onboarding_v1_onboarding, 26);
 
 /**
  * @generated from message onboarding.v1.CreatePlatformFieldResponse
@@ -139,7 +662,7 @@ export type CreatePlatformFieldResponse = Message<"onboarding.v1.CreatePlatformF
  * Use `create(CreatePlatformFieldResponseSchema)` to create a new message.
  */
 export const CreatePlatformFieldResponseSchema: GenMessage<CreatePlatformFieldResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 4);
+  messageDesc(file_onboarding_v1_onboarding, 27);
 
 /**
  * @generated from message onboarding.v1.GetPlatformFieldRequest
@@ -161,7 +684,7 @@ export type GetPlatformFieldRequest = Message<"onboarding.v1.GetPlatformFieldReq
  * Use `create(GetPlatformFieldRequestSchema)` to create a new message.
  */
 export const GetPlatformFieldRequestSchema: GenMessage<GetPlatformFieldRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 5);
+  messageDesc(file_onboarding_v1_onboarding, 28);
 
 /**
  * @generated from message onboarding.v1.GetPlatformFieldResponse
@@ -178,7 +701,7 @@ export type GetPlatformFieldResponse = Message<"onboarding.v1.GetPlatformFieldRe
  * Use `create(GetPlatformFieldResponseSchema)` to create a new message.
  */
 export const GetPlatformFieldResponseSchema: GenMessage<GetPlatformFieldResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 6);
+  messageDesc(file_onboarding_v1_onboarding, 29);
 
 /**
  * @generated from message onboarding.v1.UpdatePlatformFieldRequest
@@ -207,7 +730,7 @@ export type UpdatePlatformFieldRequest = Message<"onboarding.v1.UpdatePlatformFi
  * Use `create(UpdatePlatformFieldRequestSchema)` to create a new message.
  */
 export const UpdatePlatformFieldRequestSchema: GenMessage<UpdatePlatformFieldRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 7);
+  messageDesc(file_onboarding_v1_onboarding, 30);
 
 /**
  * @generated from message onboarding.v1.UpdatePlatformFieldResponse
@@ -231,7 +754,7 @@ export type UpdatePlatformFieldResponse = Message<"onboarding.v1.UpdatePlatformF
  * Use `create(UpdatePlatformFieldResponseSchema)` to create a new message.
  */
 export const UpdatePlatformFieldResponseSchema: GenMessage<UpdatePlatformFieldResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 8);
+  messageDesc(file_onboarding_v1_onboarding, 31);
 
 /**
  * @generated from message onboarding.v1.ArchivePlatformFieldRequest
@@ -253,7 +776,7 @@ export type ArchivePlatformFieldRequest = Message<"onboarding.v1.ArchivePlatform
  * Use `create(ArchivePlatformFieldRequestSchema)` to create a new message.
  */
 export const ArchivePlatformFieldRequestSchema: GenMessage<ArchivePlatformFieldRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 9);
+  messageDesc(file_onboarding_v1_onboarding, 32);
 
 /**
  * @generated from message onboarding.v1.ArchivePlatformFieldResponse
@@ -277,7 +800,7 @@ export type ArchivePlatformFieldResponse = Message<"onboarding.v1.ArchivePlatfor
  * Use `create(ArchivePlatformFieldResponseSchema)` to create a new message.
  */
 export const ArchivePlatformFieldResponseSchema: GenMessage<ArchivePlatformFieldResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 10);
+  messageDesc(file_onboarding_v1_onboarding, 33);
 
 /**
  * @generated from message onboarding.v1.ApplyIdentityClaimsRequest
@@ -304,7 +827,7 @@ export type ApplyIdentityClaimsRequest = Message<"onboarding.v1.ApplyIdentityCla
  * Use `create(ApplyIdentityClaimsRequestSchema)` to create a new message.
  */
 export const ApplyIdentityClaimsRequestSchema: GenMessage<ApplyIdentityClaimsRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 11);
+  messageDesc(file_onboarding_v1_onboarding, 34);
 
 /**
  * @generated from message onboarding.v1.ApplyIdentityClaimsResponse
@@ -321,7 +844,7 @@ export type ApplyIdentityClaimsResponse = Message<"onboarding.v1.ApplyIdentityCl
  * Use `create(ApplyIdentityClaimsResponseSchema)` to create a new message.
  */
 export const ApplyIdentityClaimsResponseSchema: GenMessage<ApplyIdentityClaimsResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 12);
+  messageDesc(file_onboarding_v1_onboarding, 35);
 
 /**
  * @generated from message onboarding.v1.EvaluateOnboardingRequest
@@ -333,6 +856,8 @@ export type EvaluateOnboardingRequest = Message<"onboarding.v1.EvaluateOnboardin
   userId: string;
 
   /**
+   * Empty: global fields only (platform_status is then empty).
+   *
    * @generated from field: string platform_key = 2;
    */
   platformKey: string;
@@ -343,7 +868,7 @@ export type EvaluateOnboardingRequest = Message<"onboarding.v1.EvaluateOnboardin
  * Use `create(EvaluateOnboardingRequestSchema)` to create a new message.
  */
 export const EvaluateOnboardingRequestSchema: GenMessage<EvaluateOnboardingRequest> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 13);
+  messageDesc(file_onboarding_v1_onboarding, 36);
 
 /**
  * @generated from message onboarding.v1.EvaluateOnboardingResponse
@@ -369,6 +894,20 @@ export type EvaluateOnboardingResponse = Message<"onboarding.v1.EvaluateOnboardi
    * @generated from field: string platform_status = 3;
    */
   platformStatus: string;
+
+  /**
+   * The platform's requirementVersion (spec 9), or the global one for the global scope.
+   *
+   * @generated from field: int32 requirement_version = 4;
+   */
+  requirementVersion: number;
+
+  /**
+   * ISO 8601, set while the platform status is COMPLETE.
+   *
+   * @generated from field: optional string completed_at = 5;
+   */
+  completedAt?: string | undefined;
 };
 
 /**
@@ -376,7 +915,7 @@ export type EvaluateOnboardingResponse = Message<"onboarding.v1.EvaluateOnboardi
  * Use `create(EvaluateOnboardingResponseSchema)` to create a new message.
  */
 export const EvaluateOnboardingResponseSchema: GenMessage<EvaluateOnboardingResponse> = /*@__PURE__*/
-  messageDesc(file_onboarding_v1_onboarding, 14);
+  messageDesc(file_onboarding_v1_onboarding, 37);
 
 /**
  * OnboardingService owns canonical profiles, onboarding field definitions, field values and onboarding evaluation.
@@ -459,6 +998,104 @@ export const OnboardingService: GenService<{
     methodKind: "unary";
     input: typeof ArchivePlatformFieldRequestSchema;
     output: typeof ArchivePlatformFieldResponseSchema;
+  },
+  /**
+   * Global field definitions (spec 4.13 global fields), keyed by canonical profile key. Each
+   * change increments the global requirement version. Same errors as the platform fields.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.ListGlobalFields
+   */
+  listGlobalFields: {
+    methodKind: "unary";
+    input: typeof ListGlobalFieldsRequestSchema;
+    output: typeof ListGlobalFieldsResponseSchema;
+  },
+  /**
+   * @generated from rpc onboarding.v1.OnboardingService.CreateGlobalField
+   */
+  createGlobalField: {
+    methodKind: "unary";
+    input: typeof CreateGlobalFieldRequestSchema;
+    output: typeof CreateGlobalFieldResponseSchema;
+  },
+  /**
+   * @generated from rpc onboarding.v1.OnboardingService.GetGlobalField
+   */
+  getGlobalField: {
+    methodKind: "unary";
+    input: typeof GetGlobalFieldRequestSchema;
+    output: typeof GetGlobalFieldResponseSchema;
+  },
+  /**
+   * @generated from rpc onboarding.v1.OnboardingService.UpdateGlobalField
+   */
+  updateGlobalField: {
+    methodKind: "unary";
+    input: typeof UpdateGlobalFieldRequestSchema;
+    output: typeof UpdateGlobalFieldResponseSchema;
+  },
+  /**
+   * @generated from rpc onboarding.v1.OnboardingService.ArchiveGlobalField
+   */
+  archiveGlobalField: {
+    methodKind: "unary";
+    input: typeof ArchiveGlobalFieldRequestSchema;
+    output: typeof ArchiveGlobalFieldResponseSchema;
+  },
+  /**
+   * Spec 9: the requirementVersion of each named platform (0 before its first schema change).
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.GetRequirementVersions
+   */
+  getRequirementVersions: {
+    methodKind: "unary";
+    input: typeof GetRequirementVersionsRequestSchema;
+    output: typeof GetRequirementVersionsResponseSchema;
+  },
+  /**
+   * Spec 4.9, 2.14: a user's requirements (global first, then the platform's fields, merged,
+   * active only, with current values). An empty platform_key lists the global fields only.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.GetRequirements
+   */
+  getRequirements: {
+    methodKind: "unary";
+    input: typeof GetRequirementsRequestSchema;
+    output: typeof GetRequirementsResponseSchema;
+  },
+  /**
+   * Spec 4.9 PUT values: validates every value against the current schema and saves them in
+   * one transaction. INVALID_ARGUMENT (VALIDATION_ERROR naming the field) for a bad value;
+   * NOT_FOUND when the schema changed (requirement_version differs, or an unknown field key).
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.PutValues
+   */
+  putValues: {
+    methodKind: "unary";
+    input: typeof PutValuesRequestSchema;
+    output: typeof PutValuesResponseSchema;
+  },
+  /**
+   * Spec 3.7: COMPLETE when no required platform field is missing; FAILED_PRECONDITION
+   * (409 CONFLICT with details.missingFields) otherwise.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.CompleteOnboarding
+   */
+  completeOnboarding: {
+    methodKind: "unary";
+    input: typeof CompleteOnboardingRequestSchema;
+    output: typeof CompleteOnboardingResponseSchema;
+  },
+  /**
+   * Spec 4.8 session bootstrap and 4.2 step 6: creates the membership (NOT_STARTED) when
+   * missing and records COMPLETE when nothing required is missing. Idempotent.
+   *
+   * @generated from rpc onboarding.v1.OnboardingService.BootstrapMembership
+   */
+  bootstrapMembership: {
+    methodKind: "unary";
+    input: typeof BootstrapMembershipRequestSchema;
+    output: typeof BootstrapMembershipResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_onboarding_v1_onboarding, 0);
