@@ -75,10 +75,7 @@ export async function startGateway(options: {
       onBackgroundError: (error) => logger.warn({ err: error }, 'recording credential use failed'),
     }),
   );
-  const onboarding = inProcess(
-    'onboarding',
-    createOnboardingRoutes({ db, probeTimeoutMs }),
-  );
+  const onboarding = inProcess('onboarding', createOnboardingRoutes({ db, probeTimeoutMs }));
   // Redis expires keys itself; the SQL store's expired rows are removed every 10 minutes.
   let store: AuthFlowStore;
   let purge: NodeJS.Timeout | undefined;

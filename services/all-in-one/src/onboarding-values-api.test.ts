@@ -86,7 +86,8 @@ function issuesOf(body: Record<string, unknown>): { fieldKey?: string; path: str
 describe('global onboarding fields (spec 4.13)', () => {
   it('creates, reads, lists, changes, archives and restores a global field, each change moving the global version', async () => {
     const version = async () =>
-      (await t.call('GET', '/v1/onboarding/global/status', as('ann'))).body.requirementVersion;
+      (await t.call('GET', '/v1/onboarding/global/status', as('ann'))).body
+        .requirementVersion as number;
     const before = await version();
     const created = await t.call('POST', GLOBAL, {
       body: {
@@ -459,5 +460,22 @@ describe('requirements, values and status (spec 2.14, 4.9)', () => {
     } finally {
       await t.call('POST', '/v1/platforms/CLINIC/activate');
     }
+  });
+
+  it("applies the profile key's own limits to global values even when the definition sets none", async () => {
+    await t.call('POST', GLOBAL, {
+      body: { profileFieldKey: 'middleName', label: 'Middle name', fieldType: 'TEXT' },
+    });
+    const tooLong = await t.call('PUT', '/v1/onboarding/global/values', {
+      ...as('ann'),
+      body: { values: { middleName: 'x'.repeat(201) } },
+    });
+    expect(tooLong.status).toBe(400);
+    expect(issuesOf(tooLong.body).map((issue) => issue.fieldKey)).toEqual(['middleName']);
+    const fits = await t.call('PUT', '/v1/onboarding/global/values', {
+      ...as('ann'),
+      body: { values: { middleName: 'x'.repeat(200) } },
+    });
+    expect(fits.status).toBe(200);
   });
 });

@@ -1,13 +1,14 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { AccountSchema } from '@gateway/contracts';
+import type { AccountSchema, LocalUserSchema } from '@gateway/contracts';
 import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { isUuid } from './store/auth-flow-store.js';
-import { findUser, type UserRow } from './users.js';
+import { findUser, hasRole, PLATFORM_ADMIN, type UserRow } from './users.js';
 
 type Account = MessageInitShape<typeof AccountSchema>;
+type LocalUser = MessageInitShape<typeof LocalUserSchema>;
 
 export type SessionCaller = {
   userId: string;
@@ -19,6 +20,8 @@ export type SessionCaller = {
 export type AccountService = {
   authenticateSession(sessionToken: string): Promise<SessionCaller>;
   getAccount(userId: string): Promise<Account>;
+  /** Spec 4.8 GET /v1/users/me `localUser`: the local record behind the account view. */
+  getLocalUser(userId: string): Promise<LocalUser>;
   deleteAccount(
     userId: string,
   ): Promise<{ revokedGatewaySessions: number; identityAccountSuspended: boolean }>;
@@ -79,6 +82,22 @@ export function createAccountService(
         emailVerified: user.email_verified,
         status: user.status,
         accountManagementUrl: accountManagementUrlOf(user.issuer),
+      };
+    },
+
+    async getLocalUser(userId) {
+      const user = await requireUser(userId);
+      const admin = await hasRole(knex, user.id, PLATFORM_ADMIN);
+      return {
+        id: user.id,
+        environmentKey: user.environment_key,
+        deploymentEnvironment: user.issuer === deps.settings.deploymentIssuer,
+        status: user.status,
+        roles: admin ? [PLATFORM_ADMIN] : [],
+        createdAt: new Date(user.created_at).toISOString(),
+        ...(user.last_login_at === null
+          ? {}
+          : { lastLoginAt: new Date(user.last_login_at).toISOString() }),
       };
     },
 

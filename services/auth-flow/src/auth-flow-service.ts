@@ -93,7 +93,11 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
     // Spec 5 gatewayCookieAuth on user routes, 2.5 and 4.8.
     authenticateSession: (request) => account.authenticateSession(request.sessionToken),
     async getAccount(request) {
-      return { account: await account.getAccount(request.userId) };
+      const [view, localUser] = await Promise.all([
+        account.getAccount(request.userId),
+        account.getLocalUser(request.userId),
+      ]);
+      return { account: view, localUser };
     },
     deleteAccount: (request) => account.deleteAccount(request.userId),
   };

@@ -23,6 +23,7 @@ import { registerGlobalFieldRoutes } from './routes/global-field-routes.js';
 import { registerOnboardingFieldRoutes } from './routes/onboarding-field-routes.js';
 import { registerOnboardingUserRoutes } from './routes/onboarding-user-routes.js';
 import { registerPlatformRoutes } from './routes/platform-routes.js';
+import { registerProfileRoutes } from './routes/profile-routes.js';
 import { registerUserAdminRoutes } from './routes/user-admin-routes.js';
 import type { EdgeClients } from './service-clients.js';
 
@@ -108,6 +109,7 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
     secureCookies: config.production,
   });
   registerOnboardingUserRoutes(router, catalog, { clients, userAuthentication });
+  registerProfileRoutes(router, catalog, { clients, userAuthentication, baseUrl: config.baseUrl });
   // Credentialed CORS for browser calls to the API (spec 2.15, 5); health and docs need none.
   app.use('/v1', cors.middleware);
   app.use(router);

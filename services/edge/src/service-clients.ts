@@ -1,5 +1,11 @@
 import { createClient, type Client } from '@connectrpc/connect';
-import { AuthFlowService, Health, OnboardingService, RegistryService } from '@gateway/contracts';
+import {
+  AuthFlowService,
+  Health,
+  OnboardingService,
+  ProfileService,
+  RegistryService,
+} from '@gateway/contracts';
 import { createServiceTransport, type ServiceTarget } from '@gateway/rpc';
 
 /** Where the edge finds each internal service (in process, or over HTTP/2 in split mode). */
@@ -17,6 +23,8 @@ export type EdgeClients = {
   registry: Client<typeof RegistryService>;
   authFlow: Client<typeof AuthFlowService>;
   onboarding: Client<typeof OnboardingService>;
+  /** Served by the onboarding service (spec 2.5, 4.8 profile and avatar). */
+  profile: Client<typeof ProfileService>;
 };
 
 export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number): EdgeClients {
@@ -34,5 +42,6 @@ export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number
     registry: createClient(RegistryService, transports.registry),
     authFlow: createClient(AuthFlowService, transports.authFlow),
     onboarding: createClient(OnboardingService, transports.onboarding),
+    profile: createClient(ProfileService, transports.onboarding),
   };
 }

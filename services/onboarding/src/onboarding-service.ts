@@ -1,5 +1,5 @@
 import type { ConnectRouter } from '@connectrpc/connect';
-import { OnboardingService } from '@gateway/contracts';
+import { OnboardingService, ProfileService } from '@gateway/contracts';
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { Database } from '@gateway/db';
@@ -27,6 +27,7 @@ import {
   type PlatformFieldView,
 } from './platform-fields.js';
 import { applyIdentityClaims } from './profile-claims.js';
+import { createProfileServiceImpl } from './profile-service.js';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
 import { platformSchema, schemaVersions } from './schema-versions.js';
 
@@ -211,6 +212,8 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
           return { status: statusMessage(status) };
         },
       }),
+    // Spec 2.5, 4.8: the signed-in user's own profile and avatar.
+    (router: ConnectRouter) => router.service(ProfileService, createProfileServiceImpl(options.db)),
     createHealthRoutes({
       serviceName: OnboardingService.typeName,
       probes: [{ name: 'postgres', check: () => options.db.ping(options.probeTimeoutMs) }],

@@ -18,6 +18,7 @@ import {
   type MembershipStatus,
 } from './memberships.js';
 import type { StoredDefinition } from './platform-fields.js';
+import { KEY_RULES } from './profile-patch.js';
 import { readProfile, writeProfile, type ProfileValues } from './profile-store.js';
 import {
   GLOBAL_SCHEMA,
@@ -256,6 +257,8 @@ function saveTargets(schema: ActiveSchema): Map<string, SaveTarget> {
       rules: [
         field.definition,
         ...mergedInto(schema, field.profileFieldKey).map((m) => m.definition),
+        // The profile key's own limits (e.g. 200 characters for a name), as PATCH applies.
+        KEY_RULES[field.profileFieldKey as CanonicalProfileKey].rules,
       ],
       store: { profileKey: field.profileFieldKey as CanonicalProfileKey },
     });
@@ -271,7 +274,11 @@ function saveTargets(schema: ActiveSchema): Map<string, SaveTarget> {
     }
     const global = globalByKey.get(profileKey);
     targets.set(field.fieldKey, {
-      rules: global === undefined ? [field.definition] : [field.definition, global.definition],
+      rules: [
+        field.definition,
+        ...(global === undefined ? [] : [global.definition]),
+        KEY_RULES[profileKey].rules,
+      ],
       store: { profileKey },
     });
   }

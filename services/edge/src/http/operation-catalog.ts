@@ -21,6 +21,8 @@ export type CatalogOperation = {
   query?: z.ZodType | undefined;
   params?: z.ZodType | undefined;
   body?: z.ZodType | undefined;
+  /** The OpenAPI request body of an operation that reads a non-JSON body itself. */
+  rawBody?: NonNullable<RouteConfig['request']>['body'] | undefined;
   responses: RouteConfig['responses'];
 };
 
@@ -88,6 +90,7 @@ export class OperationCatalog {
         content: { 'application/json': { schema: operation.body } },
       };
     }
+    if (operation.rawBody) request.body = operation.rawBody;
     this.registry.registerPath({
       method: operation.method,
       path: openApiPath(operation.path),

@@ -43,6 +43,11 @@ export type OperationDefinition<
   body?: B;
   /** Largest accepted JSON body in bytes (default 64 KiB). */
   bodyLimitBytes?: number;
+  /**
+   * The OpenAPI description of a body that is not JSON (an image upload); without `body`
+   * nothing reads it before the handler, which reads it itself (raw-body.ts).
+   */
+  rawBody?: NonNullable<RouteConfig['request']>['body'];
   responses: RouteConfig['responses'];
   handler: (input: OperationInput<Q, P, B>, req: Request, res: Response) => Promise<void> | void;
 };

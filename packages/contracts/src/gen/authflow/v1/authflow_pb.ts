@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file authflow/v1/authflow.proto.
  */
 export const file_authflow_v1_authflow: GenFile = /*@__PURE__*/
-  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEiMwoaQXV0aGVudGljYXRlU2Vzc2lvblJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSJwChtBdXRoZW50aWNhdGVTZXNzaW9uUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhcKD2Vudmlyb25tZW50X2tleRgDIAEoCRITCgtwZXJtaXNzaW9ucxgEIAMoCSIkChFHZXRBY2NvdW50UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIsQBCgdBY2NvdW50EgoKAmlkGAEgASgJEg4KBmlzc3VlchgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEjUKC2Vudmlyb25tZW50GAQgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBINCgVlbWFpbBgFIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgGIAEoCBIOCgZzdGF0dXMYByABKAkSHgoWYWNjb3VudF9tYW5hZ2VtZW50X3VybBgIIAEoCSI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoHYWNjb3VudBgBIAEoCzIULmF1dGhmbG93LnYxLkFjY291bnQiJwoURGVsZXRlQWNjb3VudFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSJdChVEZWxldGVBY2NvdW50UmVzcG9uc2USIAoYcmV2b2tlZF9nYXRld2F5X3Nlc3Npb25zGAEgASgFEiIKGmlkZW50aXR5X2FjY291bnRfc3VzcGVuZGVkGAIgASgIIvkBCglBZG1pblVzZXISCgoCaWQYASABKAkSDgoGaXNzdWVyGAIgASgJEg8KB3N1YmplY3QYAyABKAkSFwoPZW52aXJvbm1lbnRfa2V5GAQgASgJEh4KFmRlcGxveW1lbnRfZW52aXJvbm1lbnQYBSABKAgSDQoFZW1haWwYBiABKAkSFgoOZW1haWxfdmVyaWZpZWQYByABKAgSDgoGc3RhdHVzGAggASgJEg0KBXJvbGVzGAkgAygJEhoKDWxhc3RfbG9naW5fYXQYCiABKAlIAIgBARISCgpjcmVhdGVkX2F0GAsgASgJQhAKDl9sYXN0X2xvZ2luX2F0IoUBChBMaXN0VXNlcnNSZXF1ZXN0EhMKBnNlYXJjaBgBIAEoCUgAiAEBEgwKBHBhZ2UYAiABKAUSEQoJcGFnZV9zaXplGAMgASgFEhwKD2Vudmlyb25tZW50X2tleRgEIAEoCUgBiAEBQgkKB19zZWFyY2hCEgoQX2Vudmlyb25tZW50X2tleSJqChFMaXN0VXNlcnNSZXNwb25zZRIlCgVpdGVtcxgBIAMoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlchINCgV0b3RhbBgCIAEoBRIMCgRwYWdlGAMgASgFEhEKCXBhZ2Vfc2l6ZRgEIAEoBSJaChlHcmFudFBsYXRmb3JtQWRtaW5SZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIPCgd1c2VyX2lkGAIgASgJIkIKGkdyYW50UGxhdGZvcm1BZG1pblJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5hdXRoZmxvdy52MS5BZG1pblVzZXIiWwoaUmV2b2tlUGxhdGZvcm1BZG1pblJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0Eg8KB3VzZXJfaWQYAiABKAkiQwobUmV2b2tlUGxhdGZvcm1BZG1pblJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5hdXRoZmxvdy52MS5BZG1pblVzZXIiWgoZUmV2b2tlVXNlclNlc3Npb25zUmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSDwoHdXNlcl9pZBgCIAEoCSJhChpSZXZva2VVc2VyU2Vzc2lvbnNSZXNwb25zZRIgChhyZXZva2VkX2dhdGV3YXlfc2Vzc2lvbnMYASABKAUSIQoZaWRlbnRpdHlfc2Vzc2lvbnNfcmV2b2tlZBgCIAEoCCKfAQoZUHJvdmlzaW9uVG9rZW5Vc2VyUmVxdWVzdBIOCgZpc3N1ZXIYASABKAkSDwoHc3ViamVjdBgCIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYAyABKAkSEgoKZGVwbG95bWVudBgEIAEoCBISCgVlbWFpbBgFIAEoCUgAiAEBEhYKDmVtYWlsX3ZlcmlmaWVkGAYgASgIQggKBl9lbWFpbCJCChpQcm92aXNpb25Ub2tlblVzZXJSZXNwb25zZRIPCgd1c2VyX2lkGAEgASgJEhMKC3Blcm1pc3Npb25zGAIgAygJIoYBChFTdGFydExvZ2luUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSEQoJcmV0dXJuX3RvGAIgASgJEhwKD29uYm9hcmRpbmdfbW9kZRgDIAEoCUgAiAEBEhYKDmRlZmF1bHRfc2NyZWVuGAQgASgJQhIKEF9vbmJvYXJkaW5nX21vZGUiQwoSU3RhcnRMb2dpblJlc3BvbnNlEhUKDWF1dGhvcml6ZV91cmwYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkiMwoUQ29tcGxldGVMb2dpblJlcXVlc3QSDAoEY29kZRgBIAEoCRINCgVzdGF0ZRgCIAEoCSJgChVDb21wbGV0ZUxvZ2luUmVzcG9uc2USFAoMcmVkaXJlY3RfdXJsGAEgASgJEhUKDXNlc3Npb25fdG9rZW4YAiABKAkSGgoSc2Vzc2lvbl9leHBpcmVzX2F0GAMgASgJIkMKElJlc3VtZUxvZ2luUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRIVCg1zZXNzaW9uX3Rva2VuGAIgASgJIisKE1Jlc3VtZUxvZ2luUmVzcG9uc2USFAoMcmVkaXJlY3RfdXJsGAEgASgJIlIKFkV4Y2hhbmdlSGFuZG9mZlJlcXVlc3QSDAoEY29kZRgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkSFAoMY2FsbGJhY2tfdXJsGAMgASgJIkgKD0V4Y2hhbmdlU2Vzc2lvbhIKCgJpZBgBIAEoCRISCgpleHBpcmVzX2F0GAIgASgJEhUKDWdhdGV3YXlfdG9rZW4YAyABKAkiWQoMRXhjaGFuZ2VVc2VyEgoKAmlkGAEgASgJEgsKA3N1YhgCIAEoCRIOCgZpc3N1ZXIYAyABKAkSFAoHcGljdHVyZRgEIAEoCUgAiAEBQgoKCF9waWN0dXJlIjAKE0V4Y2hhbmdlRW52aXJvbm1lbnQSCwoDa2V5GAEgASgJEgwKBHRpZXIYAiABKAkieQoSRXhjaGFuZ2VPbmJvYXJkaW5nEg4KBnN0YXR1cxgBIAEoCRIbChNyZXF1aXJlbWVudF92ZXJzaW9uGAIgASgFEhYKDm1pc3NpbmdfZmllbGRzGAMgAygJEh4KFmNhbl9jb21wbGV0ZV9jZW50cmFsbHkYBCABKAgiOQoPRXhjaGFuZ2VQcm9maWxlEg4KBnN0YXR1cxgBIAEoCRIWCg5taXNzaW5nX2ZpZWxkcxgCIAMoCSLKAgoXRXhjaGFuZ2VIYW5kb2ZmUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLmF1dGhmbG93LnYxLkV4Y2hhbmdlU2Vzc2lvbhInCgR1c2VyGAIgASgLMhkuYXV0aGZsb3cudjEuRXhjaGFuZ2VVc2VyEhQKDHBsYXRmb3JtX2tleRgDIAEoCRI1CgtlbnZpcm9ubWVudBgEIAEoCzIgLmF1dGhmbG93LnYxLkV4Y2hhbmdlRW52aXJvbm1lbnQSMwoKb25ib2FyZGluZxgFIAEoCzIfLmF1dGhmbG93LnYxLkV4Y2hhbmdlT25ib2FyZGluZxItCgdwcm9maWxlGAYgASgLMhwuYXV0aGZsb3cudjEuRXhjaGFuZ2VQcm9maWxlEhMKC3Blcm1pc3Npb25zGAcgAygJEhEKCXJldHVybl90bxgIIAEoCSI/ChhJbnRyb3NwZWN0U2Vzc2lvblJlcXVlc3QSDQoFdG9rZW4YASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJInYKEEludHJvc3BlY3RlZFVzZXISCgoCaWQYASABKAkSDgoGaXNzdWVyGAIgASgJEg8KB3N1YmplY3QYAyABKAkSDQoFZW1haWwYBCABKAkSFgoOZW1haWxfdmVyaWZpZWQYBSABKAgSDgoGc3RhdHVzGAYgASgJIs0BChlJbnRyb3NwZWN0U2Vzc2lvblJlc3BvbnNlEg4KBmFjdGl2ZRgBIAEoCBISCgpzZXNzaW9uX2lkGAIgASgJEhIKCmV4cGlyZXNfYXQYAyABKAkSFAoMcGxhdGZvcm1fa2V5GAQgASgJEisKBHVzZXIYBSABKAsyHS5hdXRoZmxvdy52MS5JbnRyb3NwZWN0ZWRVc2VyEjUKC2Vudmlyb25tZW50GAYgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudCJjCg1Mb2dvdXRSZXF1ZXN0EhoKDXNlc3Npb25fdG9rZW4YASABKAlIAIgBARIWCglyZXR1cm5fdG8YAiABKAlIAYgBAUIQCg5fc2Vzc2lvbl90b2tlbkIMCgpfcmV0dXJuX3RvIjgKDkxvZ291dFJlc3BvbnNlEhcKCmxvZ291dF91cmwYASABKAlIAIgBAUINCgtfbG9nb3V0X3VybCImChVDb21wbGV0ZUxvZ291dFJlcXVlc3QSDQoFc3RhdGUYASABKAkiLgoWQ29tcGxldGVMb2dvdXRSZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAky5goKD0F1dGhGbG93U2VydmljZRJNCgpTdGFydExvZ2luEh4uYXV0aGZsb3cudjEuU3RhcnRMb2dpblJlcXVlc3QaHy5hdXRoZmxvdy52MS5TdGFydExvZ2luUmVzcG9uc2USVgoNQ29tcGxldGVMb2dpbhIhLmF1dGhmbG93LnYxLkNvbXBsZXRlTG9naW5SZXF1ZXN0GiIuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dpblJlc3BvbnNlElAKC1Jlc3VtZUxvZ2luEh8uYXV0aGZsb3cudjEuUmVzdW1lTG9naW5SZXF1ZXN0GiAuYXV0aGZsb3cudjEuUmVzdW1lTG9naW5SZXNwb25zZRJcCg9FeGNoYW5nZUhhbmRvZmYSIy5hdXRoZmxvdy52MS5FeGNoYW5nZUhhbmRvZmZSZXF1ZXN0GiQuYXV0aGZsb3cudjEuRXhjaGFuZ2VIYW5kb2ZmUmVzcG9uc2USYgoRSW50cm9zcGVjdFNlc3Npb24SJS5hdXRoZmxvdy52MS5JbnRyb3NwZWN0U2Vzc2lvblJlcXVlc3QaJi5hdXRoZmxvdy52MS5JbnRyb3NwZWN0U2Vzc2lvblJlc3BvbnNlEkEKBkxvZ291dBIaLmF1dGhmbG93LnYxLkxvZ291dFJlcXVlc3QaGy5hdXRoZmxvdy52MS5Mb2dvdXRSZXNwb25zZRJZCg5Db21wbGV0ZUxvZ291dBIiLmF1dGhmbG93LnYxLkNvbXBsZXRlTG9nb3V0UmVxdWVzdBojLmF1dGhmbG93LnYxLkNvbXBsZXRlTG9nb3V0UmVzcG9uc2USZQoSUHJvdmlzaW9uVG9rZW5Vc2VyEiYuYXV0aGZsb3cudjEuUHJvdmlzaW9uVG9rZW5Vc2VyUmVxdWVzdBonLmF1dGhmbG93LnYxLlByb3Zpc2lvblRva2VuVXNlclJlc3BvbnNlEkoKCUxpc3RVc2VycxIdLmF1dGhmbG93LnYxLkxpc3RVc2Vyc1JlcXVlc3QaHi5hdXRoZmxvdy52MS5MaXN0VXNlcnNSZXNwb25zZRJlChJHcmFudFBsYXRmb3JtQWRtaW4SJi5hdXRoZmxvdy52MS5HcmFudFBsYXRmb3JtQWRtaW5SZXF1ZXN0GicuYXV0aGZsb3cudjEuR3JhbnRQbGF0Zm9ybUFkbWluUmVzcG9uc2USaAoTUmV2b2tlUGxhdGZvcm1BZG1pbhInLmF1dGhmbG93LnYxLlJldm9rZVBsYXRmb3JtQWRtaW5SZXF1ZXN0GiguYXV0aGZsb3cudjEuUmV2b2tlUGxhdGZvcm1BZG1pblJlc3BvbnNlEmUKElJldm9rZVVzZXJTZXNzaW9ucxImLmF1dGhmbG93LnYxLlJldm9rZVVzZXJTZXNzaW9uc1JlcXVlc3QaJy5hdXRoZmxvdy52MS5SZXZva2VVc2VyU2Vzc2lvbnNSZXNwb25zZRJoChNBdXRoZW50aWNhdGVTZXNzaW9uEicuYXV0aGZsb3cudjEuQXV0aGVudGljYXRlU2Vzc2lvblJlcXVlc3QaKC5hdXRoZmxvdy52MS5BdXRoZW50aWNhdGVTZXNzaW9uUmVzcG9uc2USTQoKR2V0QWNjb3VudBIeLmF1dGhmbG93LnYxLkdldEFjY291bnRSZXF1ZXN0Gh8uYXV0aGZsb3cudjEuR2V0QWNjb3VudFJlc3BvbnNlElYKDURlbGV0ZUFjY291bnQSIS5hdXRoZmxvdy52MS5EZWxldGVBY2NvdW50UmVxdWVzdBoiLmF1dGhmbG93LnYxLkRlbGV0ZUFjY291bnRSZXNwb25zZWIGcHJvdG8z", [file_registry_v1_registry]);
+  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEiMwoaQXV0aGVudGljYXRlU2Vzc2lvblJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSJwChtBdXRoZW50aWNhdGVTZXNzaW9uUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhcKD2Vudmlyb25tZW50X2tleRgDIAEoCRITCgtwZXJtaXNzaW9ucxgEIAMoCSIkChFHZXRBY2NvdW50UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIsQBCgdBY2NvdW50EgoKAmlkGAEgASgJEg4KBmlzc3VlchgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEjUKC2Vudmlyb25tZW50GAQgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBINCgVlbWFpbBgFIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgGIAEoCBIOCgZzdGF0dXMYByABKAkSHgoWYWNjb3VudF9tYW5hZ2VtZW50X3VybBgIIAEoCSJnChJHZXRBY2NvdW50UmVzcG9uc2USJQoHYWNjb3VudBgBIAEoCzIULmF1dGhmbG93LnYxLkFjY291bnQSKgoKbG9jYWxfdXNlchgCIAEoCzIWLmF1dGhmbG93LnYxLkxvY2FsVXNlciKxAQoJTG9jYWxVc2VyEgoKAmlkGAEgASgJEhcKD2Vudmlyb25tZW50X2tleRgCIAEoCRIeChZkZXBsb3ltZW50X2Vudmlyb25tZW50GAMgASgIEg4KBnN0YXR1cxgEIAEoCRINCgVyb2xlcxgFIAMoCRISCgpjcmVhdGVkX2F0GAYgASgJEhoKDWxhc3RfbG9naW5fYXQYByABKAlIAIgBAUIQCg5fbGFzdF9sb2dpbl9hdCInChREZWxldGVBY2NvdW50UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIl0KFURlbGV0ZUFjY291bnRSZXNwb25zZRIgChhyZXZva2VkX2dhdGV3YXlfc2Vzc2lvbnMYASABKAUSIgoaaWRlbnRpdHlfYWNjb3VudF9zdXNwZW5kZWQYAiABKAgi+QEKCUFkbWluVXNlchIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYBCABKAkSHgoWZGVwbG95bWVudF9lbnZpcm9ubWVudBgFIAEoCBINCgVlbWFpbBgGIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgHIAEoCBIOCgZzdGF0dXMYCCABKAkSDQoFcm9sZXMYCSADKAkSGgoNbGFzdF9sb2dpbl9hdBgKIAEoCUgAiAEBEhIKCmNyZWF0ZWRfYXQYCyABKAlCEAoOX2xhc3RfbG9naW5fYXQihQEKEExpc3RVc2Vyc1JlcXVlc3QSEwoGc2VhcmNoGAEgASgJSACIAQESDAoEcGFnZRgCIAEoBRIRCglwYWdlX3NpemUYAyABKAUSHAoPZW52aXJvbm1lbnRfa2V5GAQgASgJSAGIAQFCCQoHX3NlYXJjaEISChBfZW52aXJvbm1lbnRfa2V5ImoKEUxpc3RVc2Vyc1Jlc3BvbnNlEiUKBWl0ZW1zGAEgAygLMhYuYXV0aGZsb3cudjEuQWRtaW5Vc2VyEg0KBXRvdGFsGAIgASgFEgwKBHBhZ2UYAyABKAUSEQoJcGFnZV9zaXplGAQgASgFIloKGUdyYW50UGxhdGZvcm1BZG1pblJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0Eg8KB3VzZXJfaWQYAiABKAkiQgoaR3JhbnRQbGF0Zm9ybUFkbWluUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlciJbChpSZXZva2VQbGF0Zm9ybUFkbWluUmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSDwoHdXNlcl9pZBgCIAEoCSJDChtSZXZva2VQbGF0Zm9ybUFkbWluUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlciJaChlSZXZva2VVc2VyU2Vzc2lvbnNSZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIPCgd1c2VyX2lkGAIgASgJImEKGlJldm9rZVVzZXJTZXNzaW9uc1Jlc3BvbnNlEiAKGHJldm9rZWRfZ2F0ZXdheV9zZXNzaW9ucxgBIAEoBRIhChlpZGVudGl0eV9zZXNzaW9uc19yZXZva2VkGAIgASgIIp8BChlQcm92aXNpb25Ub2tlblVzZXJSZXF1ZXN0Eg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhcKD2Vudmlyb25tZW50X2tleRgDIAEoCRISCgpkZXBsb3ltZW50GAQgASgIEhIKBWVtYWlsGAUgASgJSACIAQESFgoOZW1haWxfdmVyaWZpZWQYBiABKAhCCAoGX2VtYWlsIkIKGlByb3Zpc2lvblRva2VuVXNlclJlc3BvbnNlEg8KB3VzZXJfaWQYASABKAkSEwoLcGVybWlzc2lvbnMYAiADKAkihgEKEVN0YXJ0TG9naW5SZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglyZXR1cm5fdG8YAiABKAkSHAoPb25ib2FyZGluZ19tb2RlGAMgASgJSACIAQESFgoOZGVmYXVsdF9zY3JlZW4YBCABKAlCEgoQX29uYm9hcmRpbmdfbW9kZSJDChJTdGFydExvZ2luUmVzcG9uc2USFQoNYXV0aG9yaXplX3VybBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCSIzChRDb21wbGV0ZUxvZ2luUmVxdWVzdBIMCgRjb2RlGAEgASgJEg0KBXN0YXRlGAIgASgJImAKFUNvbXBsZXRlTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCRIaChJzZXNzaW9uX2V4cGlyZXNfYXQYAyABKAkiQwoSUmVzdW1lTG9naW5SZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhUKDXNlc3Npb25fdG9rZW4YAiABKAkiKwoTUmVzdW1lTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkiUgoWRXhjaGFuZ2VIYW5kb2ZmUmVxdWVzdBIMCgRjb2RlGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCRIUCgxjYWxsYmFja191cmwYAyABKAkiSAoPRXhjaGFuZ2VTZXNzaW9uEgoKAmlkGAEgASgJEhIKCmV4cGlyZXNfYXQYAiABKAkSFQoNZ2F0ZXdheV90b2tlbhgDIAEoCSJZCgxFeGNoYW5nZVVzZXISCgoCaWQYASABKAkSCwoDc3ViGAIgASgJEg4KBmlzc3VlchgDIAEoCRIUCgdwaWN0dXJlGAQgASgJSACIAQFCCgoIX3BpY3R1cmUiMAoTRXhjaGFuZ2VFbnZpcm9ubWVudBILCgNrZXkYASABKAkSDAoEdGllchgCIAEoCSJ5ChJFeGNoYW5nZU9uYm9hcmRpbmcSDgoGc3RhdHVzGAEgASgJEhsKE3JlcXVpcmVtZW50X3ZlcnNpb24YAiABKAUSFgoObWlzc2luZ19maWVsZHMYAyADKAkSHgoWY2FuX2NvbXBsZXRlX2NlbnRyYWxseRgEIAEoCCI5Cg9FeGNoYW5nZVByb2ZpbGUSDgoGc3RhdHVzGAEgASgJEhYKDm1pc3NpbmdfZmllbGRzGAIgAygJIsoCChdFeGNoYW5nZUhhbmRvZmZSZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuYXV0aGZsb3cudjEuRXhjaGFuZ2VTZXNzaW9uEicKBHVzZXIYAiABKAsyGS5hdXRoZmxvdy52MS5FeGNoYW5nZVVzZXISFAoMcGxhdGZvcm1fa2V5GAMgASgJEjUKC2Vudmlyb25tZW50GAQgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBIzCgpvbmJvYXJkaW5nGAUgASgLMh8uYXV0aGZsb3cudjEuRXhjaGFuZ2VPbmJvYXJkaW5nEi0KB3Byb2ZpbGUYBiABKAsyHC5hdXRoZmxvdy52MS5FeGNoYW5nZVByb2ZpbGUSEwoLcGVybWlzc2lvbnMYByADKAkSEQoJcmV0dXJuX3RvGAggASgJIj8KGEludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkidgoQSW50cm9zcGVjdGVkVXNlchIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRINCgVlbWFpbBgEIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgFIAEoCBIOCgZzdGF0dXMYBiABKAkizQEKGUludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEhIKCnNlc3Npb25faWQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoCRIUCgxwbGF0Zm9ybV9rZXkYBCABKAkSKwoEdXNlchgFIAEoCzIdLmF1dGhmbG93LnYxLkludHJvc3BlY3RlZFVzZXISNQoLZW52aXJvbm1lbnQYBiABKAsyIC5hdXRoZmxvdy52MS5FeGNoYW5nZUVudmlyb25tZW50ImMKDUxvZ291dFJlcXVlc3QSGgoNc2Vzc2lvbl90b2tlbhgBIAEoCUgAiAEBEhYKCXJldHVybl90bxgCIAEoCUgBiAEBQhAKDl9zZXNzaW9uX3Rva2VuQgwKCl9yZXR1cm5fdG8iOAoOTG9nb3V0UmVzcG9uc2USFwoKbG9nb3V0X3VybBgBIAEoCUgAiAEBQg0KC19sb2dvdXRfdXJsIiYKFUNvbXBsZXRlTG9nb3V0UmVxdWVzdBINCgVzdGF0ZRgBIAEoCSIuChZDb21wbGV0ZUxvZ291dFJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCTLmCgoPQXV0aEZsb3dTZXJ2aWNlEk0KClN0YXJ0TG9naW4SHi5hdXRoZmxvdy52MS5TdGFydExvZ2luUmVxdWVzdBofLmF1dGhmbG93LnYxLlN0YXJ0TG9naW5SZXNwb25zZRJWCg1Db21wbGV0ZUxvZ2luEiEuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dpblJlcXVlc3QaIi5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ2luUmVzcG9uc2USUAoLUmVzdW1lTG9naW4SHy5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlcXVlc3QaIC5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlc3BvbnNlElwKD0V4Y2hhbmdlSGFuZG9mZhIjLmF1dGhmbG93LnYxLkV4Y2hhbmdlSGFuZG9mZlJlcXVlc3QaJC5hdXRoZmxvdy52MS5FeGNoYW5nZUhhbmRvZmZSZXNwb25zZRJiChFJbnRyb3NwZWN0U2Vzc2lvbhIlLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBomLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USQQoGTG9nb3V0EhouYXV0aGZsb3cudjEuTG9nb3V0UmVxdWVzdBobLmF1dGhmbG93LnYxLkxvZ291dFJlc3BvbnNlElkKDkNvbXBsZXRlTG9nb3V0EiIuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXF1ZXN0GiMuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXNwb25zZRJlChJQcm92aXNpb25Ub2tlblVzZXISJi5hdXRoZmxvdy52MS5Qcm92aXNpb25Ub2tlblVzZXJSZXF1ZXN0GicuYXV0aGZsb3cudjEuUHJvdmlzaW9uVG9rZW5Vc2VyUmVzcG9uc2USSgoJTGlzdFVzZXJzEh0uYXV0aGZsb3cudjEuTGlzdFVzZXJzUmVxdWVzdBoeLmF1dGhmbG93LnYxLkxpc3RVc2Vyc1Jlc3BvbnNlEmUKEkdyYW50UGxhdGZvcm1BZG1pbhImLmF1dGhmbG93LnYxLkdyYW50UGxhdGZvcm1BZG1pblJlcXVlc3QaJy5hdXRoZmxvdy52MS5HcmFudFBsYXRmb3JtQWRtaW5SZXNwb25zZRJoChNSZXZva2VQbGF0Zm9ybUFkbWluEicuYXV0aGZsb3cudjEuUmV2b2tlUGxhdGZvcm1BZG1pblJlcXVlc3QaKC5hdXRoZmxvdy52MS5SZXZva2VQbGF0Zm9ybUFkbWluUmVzcG9uc2USZQoSUmV2b2tlVXNlclNlc3Npb25zEiYuYXV0aGZsb3cudjEuUmV2b2tlVXNlclNlc3Npb25zUmVxdWVzdBonLmF1dGhmbG93LnYxLlJldm9rZVVzZXJTZXNzaW9uc1Jlc3BvbnNlEmgKE0F1dGhlbnRpY2F0ZVNlc3Npb24SJy5hdXRoZmxvdy52MS5BdXRoZW50aWNhdGVTZXNzaW9uUmVxdWVzdBooLmF1dGhmbG93LnYxLkF1dGhlbnRpY2F0ZVNlc3Npb25SZXNwb25zZRJNCgpHZXRBY2NvdW50Eh4uYXV0aGZsb3cudjEuR2V0QWNjb3VudFJlcXVlc3QaHy5hdXRoZmxvdy52MS5HZXRBY2NvdW50UmVzcG9uc2USVgoNRGVsZXRlQWNjb3VudBIhLmF1dGhmbG93LnYxLkRlbGV0ZUFjY291bnRSZXF1ZXN0GiIuYXV0aGZsb3cudjEuRGVsZXRlQWNjb3VudFJlc3BvbnNlYgZwcm90bzM", [file_registry_v1_registry]);
 
 /**
  * @generated from message authflow.v1.AuthenticateSessionRequest
@@ -142,6 +142,13 @@ export type GetAccountResponse = Message<"authflow.v1.GetAccountResponse"> & {
    * @generated from field: authflow.v1.Account account = 1;
    */
   account?: Account | undefined;
+
+  /**
+   * The local record behind the account (spec 4.8 GET /v1/users/me `localUser`).
+   *
+   * @generated from field: authflow.v1.LocalUser local_user = 2;
+   */
+  localUser?: LocalUser | undefined;
 };
 
 /**
@@ -150,6 +157,62 @@ export type GetAccountResponse = Message<"authflow.v1.GetAccountResponse"> & {
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
   messageDesc(file_authflow_v1_authflow, 4);
+
+/**
+ * Spec 2.5 local user as GET /v1/users/me shows it: what the gateway keeps about the user
+ * beyond the account view.
+ *
+ * @generated from message authflow.v1.LocalUser
+ */
+export type LocalUser = Message<"authflow.v1.LocalUser"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string environment_key = 2;
+   */
+  environmentKey: string;
+
+  /**
+   * True for a user of the deployment (PROD) environment (spec 2.6).
+   *
+   * @generated from field: bool deployment_environment = 3;
+   */
+  deploymentEnvironment: boolean;
+
+  /**
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * ["platform_admin"] or [].
+   *
+   * @generated from field: repeated string roles = 5;
+   */
+  roles: string[];
+
+  /**
+   * ISO 8601.
+   *
+   * @generated from field: string created_at = 6;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: optional string last_login_at = 7;
+   */
+  lastLoginAt?: string | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.LocalUser.
+ * Use `create(LocalUserSchema)` to create a new message.
+ */
+export const LocalUserSchema: GenMessage<LocalUser> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 5);
 
 /**
  * @generated from message authflow.v1.DeleteAccountRequest
@@ -166,7 +229,7 @@ export type DeleteAccountRequest = Message<"authflow.v1.DeleteAccountRequest"> &
  * Use `create(DeleteAccountRequestSchema)` to create a new message.
  */
 export const DeleteAccountRequestSchema: GenMessage<DeleteAccountRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 5);
+  messageDesc(file_authflow_v1_authflow, 6);
 
 /**
  * @generated from message authflow.v1.DeleteAccountResponse
@@ -190,7 +253,7 @@ export type DeleteAccountResponse = Message<"authflow.v1.DeleteAccountResponse">
  * Use `create(DeleteAccountResponseSchema)` to create a new message.
  */
 export const DeleteAccountResponseSchema: GenMessage<DeleteAccountResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 6);
+  messageDesc(file_authflow_v1_authflow, 7);
 
 /**
  * Spec 2.5 AdminUser. Timestamps are ISO 8601 strings.
@@ -259,7 +322,7 @@ export type AdminUser = Message<"authflow.v1.AdminUser"> & {
  * Use `create(AdminUserSchema)` to create a new message.
  */
 export const AdminUserSchema: GenMessage<AdminUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 7);
+  messageDesc(file_authflow_v1_authflow, 8);
 
 /**
  * @generated from message authflow.v1.ListUsersRequest
@@ -291,7 +354,7 @@ export type ListUsersRequest = Message<"authflow.v1.ListUsersRequest"> & {
  * Use `create(ListUsersRequestSchema)` to create a new message.
  */
 export const ListUsersRequestSchema: GenMessage<ListUsersRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 8);
+  messageDesc(file_authflow_v1_authflow, 9);
 
 /**
  * @generated from message authflow.v1.ListUsersResponse
@@ -323,7 +386,7 @@ export type ListUsersResponse = Message<"authflow.v1.ListUsersResponse"> & {
  * Use `create(ListUsersResponseSchema)` to create a new message.
  */
 export const ListUsersResponseSchema: GenMessage<ListUsersResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 9);
+  messageDesc(file_authflow_v1_authflow, 10);
 
 /**
  * @generated from message authflow.v1.GrantPlatformAdminRequest
@@ -345,7 +408,7 @@ export type GrantPlatformAdminRequest = Message<"authflow.v1.GrantPlatformAdminR
  * Use `create(GrantPlatformAdminRequestSchema)` to create a new message.
  */
 export const GrantPlatformAdminRequestSchema: GenMessage<GrantPlatformAdminRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 10);
+  messageDesc(file_authflow_v1_authflow, 11);
 
 /**
  * @generated from message authflow.v1.GrantPlatformAdminResponse
@@ -362,7 +425,7 @@ export type GrantPlatformAdminResponse = Message<"authflow.v1.GrantPlatformAdmin
  * Use `create(GrantPlatformAdminResponseSchema)` to create a new message.
  */
 export const GrantPlatformAdminResponseSchema: GenMessage<GrantPlatformAdminResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 11);
+  messageDesc(file_authflow_v1_authflow, 12);
 
 /**
  * @generated from message authflow.v1.RevokePlatformAdminRequest
@@ -384,7 +447,7 @@ export type RevokePlatformAdminRequest = Message<"authflow.v1.RevokePlatformAdmi
  * Use `create(RevokePlatformAdminRequestSchema)` to create a new message.
  */
 export const RevokePlatformAdminRequestSchema: GenMessage<RevokePlatformAdminRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 12);
+  messageDesc(file_authflow_v1_authflow, 13);
 
 /**
  * @generated from message authflow.v1.RevokePlatformAdminResponse
@@ -401,7 +464,7 @@ export type RevokePlatformAdminResponse = Message<"authflow.v1.RevokePlatformAdm
  * Use `create(RevokePlatformAdminResponseSchema)` to create a new message.
  */
 export const RevokePlatformAdminResponseSchema: GenMessage<RevokePlatformAdminResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 13);
+  messageDesc(file_authflow_v1_authflow, 14);
 
 /**
  * @generated from message authflow.v1.RevokeUserSessionsRequest
@@ -423,7 +486,7 @@ export type RevokeUserSessionsRequest = Message<"authflow.v1.RevokeUserSessionsR
  * Use `create(RevokeUserSessionsRequestSchema)` to create a new message.
  */
 export const RevokeUserSessionsRequestSchema: GenMessage<RevokeUserSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 14);
+  messageDesc(file_authflow_v1_authflow, 15);
 
 /**
  * @generated from message authflow.v1.RevokeUserSessionsResponse
@@ -445,7 +508,7 @@ export type RevokeUserSessionsResponse = Message<"authflow.v1.RevokeUserSessions
  * Use `create(RevokeUserSessionsResponseSchema)` to create a new message.
  */
 export const RevokeUserSessionsResponseSchema: GenMessage<RevokeUserSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 15);
+  messageDesc(file_authflow_v1_authflow, 16);
 
 /**
  * @generated from message authflow.v1.ProvisionTokenUserRequest
@@ -487,7 +550,7 @@ export type ProvisionTokenUserRequest = Message<"authflow.v1.ProvisionTokenUserR
  * Use `create(ProvisionTokenUserRequestSchema)` to create a new message.
  */
 export const ProvisionTokenUserRequestSchema: GenMessage<ProvisionTokenUserRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 16);
+  messageDesc(file_authflow_v1_authflow, 17);
 
 /**
  * @generated from message authflow.v1.ProvisionTokenUserResponse
@@ -509,7 +572,7 @@ export type ProvisionTokenUserResponse = Message<"authflow.v1.ProvisionTokenUser
  * Use `create(ProvisionTokenUserResponseSchema)` to create a new message.
  */
 export const ProvisionTokenUserResponseSchema: GenMessage<ProvisionTokenUserResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 17);
+  messageDesc(file_authflow_v1_authflow, 18);
 
 /**
  * @generated from message authflow.v1.StartLoginRequest
@@ -543,7 +606,7 @@ export type StartLoginRequest = Message<"authflow.v1.StartLoginRequest"> & {
  * Use `create(StartLoginRequestSchema)` to create a new message.
  */
 export const StartLoginRequestSchema: GenMessage<StartLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 18);
+  messageDesc(file_authflow_v1_authflow, 19);
 
 /**
  * @generated from message authflow.v1.StartLoginResponse
@@ -565,7 +628,7 @@ export type StartLoginResponse = Message<"authflow.v1.StartLoginResponse"> & {
  * Use `create(StartLoginResponseSchema)` to create a new message.
  */
 export const StartLoginResponseSchema: GenMessage<StartLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 19);
+  messageDesc(file_authflow_v1_authflow, 20);
 
 /**
  * @generated from message authflow.v1.CompleteLoginRequest
@@ -587,7 +650,7 @@ export type CompleteLoginRequest = Message<"authflow.v1.CompleteLoginRequest"> &
  * Use `create(CompleteLoginRequestSchema)` to create a new message.
  */
 export const CompleteLoginRequestSchema: GenMessage<CompleteLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 20);
+  messageDesc(file_authflow_v1_authflow, 21);
 
 /**
  * @generated from message authflow.v1.CompleteLoginResponse
@@ -618,7 +681,7 @@ export type CompleteLoginResponse = Message<"authflow.v1.CompleteLoginResponse">
  * Use `create(CompleteLoginResponseSchema)` to create a new message.
  */
 export const CompleteLoginResponseSchema: GenMessage<CompleteLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 21);
+  messageDesc(file_authflow_v1_authflow, 22);
 
 /**
  * @generated from message authflow.v1.ResumeLoginRequest
@@ -640,7 +703,7 @@ export type ResumeLoginRequest = Message<"authflow.v1.ResumeLoginRequest"> & {
  * Use `create(ResumeLoginRequestSchema)` to create a new message.
  */
 export const ResumeLoginRequestSchema: GenMessage<ResumeLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 22);
+  messageDesc(file_authflow_v1_authflow, 23);
 
 /**
  * @generated from message authflow.v1.ResumeLoginResponse
@@ -657,7 +720,7 @@ export type ResumeLoginResponse = Message<"authflow.v1.ResumeLoginResponse"> & {
  * Use `create(ResumeLoginResponseSchema)` to create a new message.
  */
 export const ResumeLoginResponseSchema: GenMessage<ResumeLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 23);
+  messageDesc(file_authflow_v1_authflow, 24);
 
 /**
  * @generated from message authflow.v1.ExchangeHandoffRequest
@@ -686,7 +749,7 @@ export type ExchangeHandoffRequest = Message<"authflow.v1.ExchangeHandoffRequest
  * Use `create(ExchangeHandoffRequestSchema)` to create a new message.
  */
 export const ExchangeHandoffRequestSchema: GenMessage<ExchangeHandoffRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 24);
+  messageDesc(file_authflow_v1_authflow, 25);
 
 /**
  * @generated from message authflow.v1.ExchangeSession
@@ -713,7 +776,7 @@ export type ExchangeSession = Message<"authflow.v1.ExchangeSession"> & {
  * Use `create(ExchangeSessionSchema)` to create a new message.
  */
 export const ExchangeSessionSchema: GenMessage<ExchangeSession> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 25);
+  messageDesc(file_authflow_v1_authflow, 26);
 
 /**
  * @generated from message authflow.v1.ExchangeUser
@@ -745,7 +808,7 @@ export type ExchangeUser = Message<"authflow.v1.ExchangeUser"> & {
  * Use `create(ExchangeUserSchema)` to create a new message.
  */
 export const ExchangeUserSchema: GenMessage<ExchangeUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 26);
+  messageDesc(file_authflow_v1_authflow, 27);
 
 /**
  * @generated from message authflow.v1.ExchangeEnvironment
@@ -767,7 +830,7 @@ export type ExchangeEnvironment = Message<"authflow.v1.ExchangeEnvironment"> & {
  * Use `create(ExchangeEnvironmentSchema)` to create a new message.
  */
 export const ExchangeEnvironmentSchema: GenMessage<ExchangeEnvironment> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 27);
+  messageDesc(file_authflow_v1_authflow, 28);
 
 /**
  * @generated from message authflow.v1.ExchangeOnboarding
@@ -799,7 +862,7 @@ export type ExchangeOnboarding = Message<"authflow.v1.ExchangeOnboarding"> & {
  * Use `create(ExchangeOnboardingSchema)` to create a new message.
  */
 export const ExchangeOnboardingSchema: GenMessage<ExchangeOnboarding> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 28);
+  messageDesc(file_authflow_v1_authflow, 29);
 
 /**
  * @generated from message authflow.v1.ExchangeProfile
@@ -821,7 +884,7 @@ export type ExchangeProfile = Message<"authflow.v1.ExchangeProfile"> & {
  * Use `create(ExchangeProfileSchema)` to create a new message.
  */
 export const ExchangeProfileSchema: GenMessage<ExchangeProfile> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 29);
+  messageDesc(file_authflow_v1_authflow, 30);
 
 /**
  * @generated from message authflow.v1.ExchangeHandoffResponse
@@ -873,7 +936,7 @@ export type ExchangeHandoffResponse = Message<"authflow.v1.ExchangeHandoffRespon
  * Use `create(ExchangeHandoffResponseSchema)` to create a new message.
  */
 export const ExchangeHandoffResponseSchema: GenMessage<ExchangeHandoffResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 30);
+  messageDesc(file_authflow_v1_authflow, 31);
 
 /**
  * @generated from message authflow.v1.IntrospectSessionRequest
@@ -895,7 +958,7 @@ export type IntrospectSessionRequest = Message<"authflow.v1.IntrospectSessionReq
  * Use `create(IntrospectSessionRequestSchema)` to create a new message.
  */
 export const IntrospectSessionRequestSchema: GenMessage<IntrospectSessionRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 31);
+  messageDesc(file_authflow_v1_authflow, 32);
 
 /**
  * @generated from message authflow.v1.IntrospectedUser
@@ -937,7 +1000,7 @@ export type IntrospectedUser = Message<"authflow.v1.IntrospectedUser"> & {
  * Use `create(IntrospectedUserSchema)` to create a new message.
  */
 export const IntrospectedUserSchema: GenMessage<IntrospectedUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 32);
+  messageDesc(file_authflow_v1_authflow, 33);
 
 /**
  * @generated from message authflow.v1.IntrospectSessionResponse
@@ -979,7 +1042,7 @@ export type IntrospectSessionResponse = Message<"authflow.v1.IntrospectSessionRe
  * Use `create(IntrospectSessionResponseSchema)` to create a new message.
  */
 export const IntrospectSessionResponseSchema: GenMessage<IntrospectSessionResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 33);
+  messageDesc(file_authflow_v1_authflow, 34);
 
 /**
  * @generated from message authflow.v1.LogoutRequest
@@ -1003,7 +1066,7 @@ export type LogoutRequest = Message<"authflow.v1.LogoutRequest"> & {
  * Use `create(LogoutRequestSchema)` to create a new message.
  */
 export const LogoutRequestSchema: GenMessage<LogoutRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 34);
+  messageDesc(file_authflow_v1_authflow, 35);
 
 /**
  * @generated from message authflow.v1.LogoutResponse
@@ -1020,7 +1083,7 @@ export type LogoutResponse = Message<"authflow.v1.LogoutResponse"> & {
  * Use `create(LogoutResponseSchema)` to create a new message.
  */
 export const LogoutResponseSchema: GenMessage<LogoutResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 35);
+  messageDesc(file_authflow_v1_authflow, 36);
 
 /**
  * @generated from message authflow.v1.CompleteLogoutRequest
@@ -1037,7 +1100,7 @@ export type CompleteLogoutRequest = Message<"authflow.v1.CompleteLogoutRequest">
  * Use `create(CompleteLogoutRequestSchema)` to create a new message.
  */
 export const CompleteLogoutRequestSchema: GenMessage<CompleteLogoutRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 36);
+  messageDesc(file_authflow_v1_authflow, 37);
 
 /**
  * @generated from message authflow.v1.CompleteLogoutResponse
@@ -1054,7 +1117,7 @@ export type CompleteLogoutResponse = Message<"authflow.v1.CompleteLogoutResponse
  * Use `create(CompleteLogoutResponseSchema)` to create a new message.
  */
 export const CompleteLogoutResponseSchema: GenMessage<CompleteLogoutResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 37);
+  messageDesc(file_authflow_v1_authflow, 38);
 
 /**
  * AuthFlowService owns the login transaction, handoff codes, gateway sessions, local users
