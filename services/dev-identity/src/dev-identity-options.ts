@@ -80,6 +80,13 @@ export type DevIdentityServiceOptions = {
   environments: DevEnvironment[];
   /** Seed accounts; merged into what `accountStore` holds (stored accounts win). */
   accounts: DevAccount[];
+  /**
+   * The gateway's public base URL, which the onboarding page calls (`/v1/onboarding/...`)
+   * and sends the browser back to (`/v1/auth/resume`). Default: `publicOrigin`, as in the
+   * embedded default, where the service is mounted on the gateway's own origin. Set it when
+   * the service runs on its own origin (DEV_IDENTITY_GATEWAY_BASE_URL of `main.ts`).
+   */
+  gatewayBaseUrl?: string;
   /** Resource indicator that yields JWT access tokens (IDENTITY_ACCESS_TOKEN_AUDIENCE). */
   audience: string;
   /** IDENTITY_SERVICE_KEY (>= 32 characters); without it the internal users API answers 503. */
@@ -109,6 +116,19 @@ export function assertValidOptions(options: DevIdentityServiceOptions): void {
   }
   if (origin.origin !== options.publicOrigin.replace(/\/$/, '')) {
     fail('publicOrigin', `must be an origin without path, query or credentials (${origin.origin})`);
+  }
+  if (options.gatewayBaseUrl !== undefined) {
+    const base = URL.canParse(options.gatewayBaseUrl) ? new URL(options.gatewayBaseUrl) : undefined;
+    if (base === undefined || (base.protocol !== 'http:' && base.protocol !== 'https:')) {
+      fail('gatewayBaseUrl', 'must be an absolute http(s) URL');
+    } else if (
+      base.username !== '' ||
+      base.password !== '' ||
+      base.search !== '' ||
+      base.hash !== ''
+    ) {
+      fail('gatewayBaseUrl', 'must not have credentials, a query or a fragment');
+    }
   }
   if (options.audience.trim() === '') fail('audience', 'must not be empty');
   if (options.serviceKey !== undefined && options.serviceKey.length < 32) {

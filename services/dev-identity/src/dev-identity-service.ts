@@ -12,13 +12,15 @@ import { fullRequestUrl, RequestRejected, sendJson, sendPage } from './http-io.j
 import { handleInteraction, type InteractionAction } from './interaction-routes.js';
 import { createInternalUsersApi, internalApiPrefix } from './internal-users-api.js';
 import { renderErrorPage } from './provider-pages.js';
+import { createOnboardingPages, onboardingPath } from './onboarding-page/onboarding-routes.js';
 import { loadSigningKeys } from './signing-keys.js';
 
 export type DevIdentityService = {
   /**
    * A Node request handler for everything under `/api/auth` (one OpenID Provider per
    * environment at `/api/auth/env/<KEY>`, with its sign-in, registration and sign-out pages),
-   * `/account` and `/internal/v1`. Any other path goes to `next`, or answers 404 without it.
+   * `/env/<KEY>/onboarding` (the onboarding page), `/account` and `/internal/v1`. Any other
+   * path goes to `next`, or answers 404 without it.
    *
    * It routes on the full original path: `req.originalUrl` when set (Express sets it, so
    * `app.use(service.handle)` or `app.use('/api/auth', service.handle)` both work), otherwise
@@ -78,6 +80,9 @@ export async function createDevIdentityService(
     directory,
     csrfKey: randomBytes(32),
   });
+  const onboardingPages = createOnboardingPages({
+    gatewayBaseUrl: (options.gatewayBaseUrl ?? publicOrigin).replace(/\/+$/, ''),
+  });
   const internalUsersApi = createInternalUsersApi({
     environments,
     directory,
@@ -100,6 +105,18 @@ export async function createDevIdentityService(
     }
     if (path === '/account/password') {
       return allow(req, res, 'POST', () => accountPages.changePassword(req, res, url));
+    }
+    const onboarding = onboardingPath.exec(path);
+    if (onboarding !== null) {
+      const environment = environments.get(onboarding[1] ?? '');
+      if (environment === undefined) return () => notFound(res);
+      const onboardingEnvironment = { key: environment.environment.key, label: environment.label };
+      const asset = onboarding[2];
+      return allow(req, res, 'GET', () =>
+        asset === undefined
+          ? onboardingPages.show(res, url, onboardingEnvironment)
+          : onboardingPages.script(res, asset),
+      );
     }
     if (path !== '/api/auth' && !path.startsWith('/api/auth/')) return undefined;
 

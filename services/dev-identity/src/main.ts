@@ -17,6 +17,7 @@ server.listen(port, () => {
         (environment) =>
           `    ${environment.key.padEnd(12)} ${service.issuer(environment.key)}/.well-known/openid-configuration`,
       ),
+      `    onboarding   ${options.publicOrigin}/env/<KEY>/onboarding (calls the gateway at ${options.gatewayBaseUrl ?? options.publicOrigin})`,
       `    account page ${options.publicOrigin}/account`,
       `    internal API ${options.serviceKey === undefined ? 'off (no IDENTITY_SERVICE_KEY)' : `${options.publicOrigin}/internal/v1`}`,
       '',

@@ -15,6 +15,8 @@ describe('devIdentityOptionsFromEnv (main.ts)', () => {
     });
     expect(port).toBe(8090);
     expect(options.publicOrigin).toBe('http://localhost:8090');
+    // The onboarding page calls the gateway there (the service runs on its own origin).
+    expect(options.gatewayBaseUrl).toBe('http://localhost:8080');
     expect(options.audience).toBe('http://localhost:8080');
     expect(options.serviceKey).toBeUndefined();
     expect(options.keyStore).toBeUndefined();

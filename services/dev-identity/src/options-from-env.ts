@@ -72,6 +72,7 @@ export async function devIdentityOptionsFromEnv(
     port,
     options: {
       publicOrigin: value('DEV_IDENTITY_PUBLIC_ORIGIN') ?? `http://localhost:${port}`,
+      gatewayBaseUrl: gatewayBase,
       environments: environmentKeys.map((key) => ({
         key,
         displayName: displayNameFor(key),
