@@ -34,11 +34,13 @@ COPY packages/db/package.json packages/db/
 COPY packages/errors/package.json packages/errors/
 COPY packages/field-rules/package.json packages/field-rules/
 COPY packages/oidc/package.json packages/oidc/
+COPY packages/platform-sdk/package.json packages/platform-sdk/
 COPY packages/rpc/package.json packages/rpc/
 COPY packages/telemetry/package.json packages/telemetry/
 COPY packages/testkit/package.json packages/testkit/
 COPY services/all-in-one/package.json services/all-in-one/
 COPY services/auth-flow/package.json services/auth-flow/
+COPY services/demo-platform/package.json services/demo-platform/
 COPY services/dev-identity/package.json services/dev-identity/
 COPY services/edge/package.json services/edge/
 COPY services/onboarding/package.json services/onboarding/
@@ -83,10 +85,12 @@ COPY --from=build /app/packages/db/dist packages/db/dist
 COPY --from=build /app/packages/errors/dist packages/errors/dist
 COPY --from=build /app/packages/field-rules/dist packages/field-rules/dist
 COPY --from=build /app/packages/oidc/dist packages/oidc/dist
+COPY --from=build /app/packages/platform-sdk/dist packages/platform-sdk/dist
 COPY --from=build /app/packages/rpc/dist packages/rpc/dist
 COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist
 COPY --from=build /app/services/all-in-one/dist services/all-in-one/dist
 COPY --from=build /app/services/auth-flow/dist services/auth-flow/dist
+COPY --from=build /app/services/demo-platform/dist services/demo-platform/dist
 COPY --from=build /app/services/dev-identity/dist services/dev-identity/dist
 COPY --from=build /app/services/dev-identity/seed-accounts.json services/dev-identity/
 COPY --from=build /app/services/edge/dist services/edge/dist
@@ -157,9 +161,11 @@ CMD ["node", "services/onboarding/dist/main.js"]
 
 # ---------------------------------------------------------------------------------------
 # embedded: the all-in-one demo (`pnpm start`): PGlite and generated keys under
-# /app/.gateway-data (mount a volume there to keep them), nothing else required.
+# /app/.gateway-data (mount a volume there to keep them), nothing else required. The demo
+# platform listens on 3000 (DEMO_PLATFORM_PORT): publish both, -p 8080:8080 -p 3000:3000.
 # ---------------------------------------------------------------------------------------
 FROM http-runtime AS embedded
+EXPOSE 3000
 CMD ["node", "services/all-in-one/dist/main.js"]
 
 # ---------------------------------------------------------------------------------------

@@ -143,6 +143,12 @@ function sampleValue(name: string): string {
     DATABASE_TIMEOUT_MS: '3500',
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318',
     OTEL_SERVICE_NAME: 'gateway',
+    TRUSTED_PROXIES: '10.0.0.0/8,::1,loopback',
+    RATE_LIMIT_WINDOW_SECONDS: '30',
+    RATE_LIMIT_BROWSER_PER_IP: '100',
+    RATE_LIMIT_EXCHANGE_PER_CLIENT: '200',
+    RATE_LIMIT_INTROSPECT_PER_CLIENT: '0',
+    RATE_LIMIT_SERVER_PER_IP: '5000',
   };
   const value = samples[name];
   if (value === undefined) throw new Error(`no sample value for ${name}; add one`);

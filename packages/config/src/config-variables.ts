@@ -193,6 +193,44 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     'OpenTelemetry OTLP exporter endpoint (http(s) URL).',
   ),
   variable('OTEL_SERVICE_NAME', 'otelServiceName', 'Service name reported to OpenTelemetry.'),
+  variable(
+    'TRUSTED_PROXIES',
+    'trustedProxies',
+    'Reverse proxies whose `X-Forwarded-For`/`-Proto`/`-Host` are believed: IP addresses, CIDR ' +
+      'blocks or `loopback`, `linklocal`, `uniquelocal`, comma-separated. Unset: none, the ' +
+      "client address is the connection's.",
+  ),
+  variable(
+    'RATE_LIMIT_WINDOW_SECONDS',
+    'rateLimitWindowSeconds',
+    'Window of every rate limit in seconds (1 to 3600). Counters are shared through Redis when ' +
+      'REDIS_URL is set, otherwise kept per process.',
+    { default: '60' },
+  ),
+  variable(
+    'RATE_LIMIT_BROWSER_PER_IP',
+    'rateLimitBrowserPerIp',
+    'Start and callback requests per client IP address and window (0: no limit).',
+    { default: '300' },
+  ),
+  variable(
+    'RATE_LIMIT_EXCHANGE_PER_CLIENT',
+    'rateLimitExchangePerClient',
+    'Exchange requests per presented platform credential and window (0: no limit).',
+    { default: '600' },
+  ),
+  variable(
+    'RATE_LIMIT_INTROSPECT_PER_CLIENT',
+    'rateLimitIntrospectPerClient',
+    'Introspect requests per presented platform credential and window (0: no limit).',
+    { default: '60000' },
+  ),
+  variable(
+    'RATE_LIMIT_SERVER_PER_IP',
+    'rateLimitServerPerIp',
+    'Exchange and introspect requests per client IP address and window (0: no limit).',
+    { default: '120000' },
+  ),
 ]);
 
 /** Names of the variables whose values are secret. */

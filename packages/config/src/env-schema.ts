@@ -8,6 +8,7 @@ import {
   checkIssuer,
   checkMinLength,
   checkOriginList,
+  checkProxyList,
   checkUrlWithScheme,
 } from './value-rules.js';
 import type { Checked } from './value-rules.js';
@@ -106,6 +107,17 @@ export const gatewayEnvSchema = z.object({
   ),
   SERVICE_CALL_TIMEOUT_MS: trimmed(integer(100, 60_000).default(5000)),
   DATABASE_TIMEOUT_MS: trimmed(integer(100, 60_000).default(5000)),
+  TRUSTED_PROXIES: trimmed(
+    checked(
+      checkProxyList,
+      'must be a comma-separated list of IP addresses, CIDR blocks or proxy keywords',
+    ).default([]),
+  ),
+  RATE_LIMIT_WINDOW_SECONDS: trimmed(integer(1, 3600).default(60)),
+  RATE_LIMIT_BROWSER_PER_IP: trimmed(integer(0, 1_000_000_000).default(300)),
+  RATE_LIMIT_EXCHANGE_PER_CLIENT: trimmed(integer(0, 1_000_000_000).default(600)),
+  RATE_LIMIT_INTROSPECT_PER_CLIENT: trimmed(integer(0, 1_000_000_000).default(60_000)),
+  RATE_LIMIT_SERVER_PER_IP: trimmed(integer(0, 1_000_000_000).default(120_000)),
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpUrl()),
   OTEL_SERVICE_NAME: optional(z.string()),
 });

@@ -49,6 +49,14 @@ export type GatewayConfig = {
   readonly databaseTimeoutMs: number;
   readonly otlpEndpoint: string | undefined;
   readonly otelServiceName: string | undefined;
+  /** Reverse proxies whose X-Forwarded-* headers are trusted (Express `trust proxy`). */
+  readonly trustedProxies: readonly string[];
+  /** Rate limits: requests per window (0 turns a limit off); see docs/decisions.md. */
+  readonly rateLimitWindowSeconds: number;
+  readonly rateLimitBrowserPerIp: number;
+  readonly rateLimitExchangePerClient: number;
+  readonly rateLimitIntrospectPerClient: number;
+  readonly rateLimitServerPerIp: number;
 };
 
 /** Turns the parsed environment into a GatewayConfig (derived values included), frozen. */
@@ -86,5 +94,11 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     databaseTimeoutMs: env.DATABASE_TIMEOUT_MS,
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: env.OTEL_SERVICE_NAME,
+    trustedProxies: Object.freeze(env.TRUSTED_PROXIES),
+    rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
+    rateLimitBrowserPerIp: env.RATE_LIMIT_BROWSER_PER_IP,
+    rateLimitExchangePerClient: env.RATE_LIMIT_EXCHANGE_PER_CLIENT,
+    rateLimitIntrospectPerClient: env.RATE_LIMIT_INTROSPECT_PER_CLIENT,
+    rateLimitServerPerIp: env.RATE_LIMIT_SERVER_PER_IP,
   });
 }

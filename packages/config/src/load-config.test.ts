@@ -61,7 +61,24 @@ describe('loadConfig defaults', () => {
       databaseTimeoutMs: 5000,
       otlpEndpoint: undefined,
       otelServiceName: undefined,
+      trustedProxies: [],
+      rateLimitWindowSeconds: 60,
+      rateLimitBrowserPerIp: 300,
+      rateLimitExchangePerClient: 600,
+      rateLimitIntrospectPerClient: 60000,
+      rateLimitServerPerIp: 120000,
     });
+  });
+
+  it('TRUSTED_PROXIES takes addresses, CIDR blocks and the proxy keywords only', () => {
+    expect(
+      load({ TRUSTED_PROXIES: '10.1.2.3, 172.16.0.0/12,fd00::/8,uniquelocal' }).trustedProxies,
+    ).toEqual(['10.1.2.3', '172.16.0.0/12', 'fd00::/8', 'uniquelocal']);
+    for (const bad of ['everyone', '10.0.0.0/33', '::1/129', '10.0.0.1/8/1', 'proxy.example.com']) {
+      expect(ruleFor('TRUSTED_PROXIES', { TRUSTED_PROXIES: bad })).toMatch(
+        /IP addresses, CIDR blocks/,
+      );
+    }
   });
 
   it('derives the default callback URL from PORT', () => {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 // Plain checks behind the environment schema. Each returns the problem as a rule text that
 // can be shown next to the variable name; none of them ever puts the checked value in it.
 
@@ -182,4 +183,34 @@ export function checkEncryptionKeySpec(raw: string): Checked<string> {
     ids.add(id);
   }
   return ok(raw);
+}
+
+const PROXY_KEYWORDS = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** One address or CIDR block: `10.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`. */
+function isAddressOrBlock(item: string): boolean {
+  const [address, bits, extra] = item.split('/');
+  if (extra !== undefined || address === undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  if (!/^[0-9]{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-* headers are believed, as
+ * addresses, CIDR blocks or the keywords loopback, linklocal and uniquelocal.
+ */
+export function checkProxyList(raw: string): Checked<string[]> {
+  const items = splitList(raw);
+  for (const [index, item] of items.entries()) {
+    if (!PROXY_KEYWORDS.includes(item) && !isAddressOrBlock(item)) {
+      return broken(
+        'must be a comma-separated list of IP addresses, CIDR blocks or the keywords ' +
+          `loopback, linklocal, uniquelocal (entry ${index + 1} is not one)`,
+      );
+    }
+  }
+  return ok([...new Set(items)]);
 }

@@ -10,3 +10,4 @@ export type {
   SchemaMigrations,
 } from './migrations.js';
 export { toCount } from './count.js';
+export { connectRedis, type RedisConnectionOptions } from './redis-connection.js';

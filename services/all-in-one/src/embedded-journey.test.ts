@@ -24,6 +24,8 @@ beforeAll(async () => {
       env: {
         PATH: process.env.PATH,
         PORT: String(port),
+        // The first run's demo platform (platform DEMO) listens here, out of this test's way.
+        DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
         GATEWAY_DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
       },
@@ -83,8 +85,8 @@ describe('the embedded default', () => {
         'content-type': 'application/json',
       },
       body: JSON.stringify({
-        platformKey: 'DEMO',
-        displayName: 'Demo',
+        platformKey: 'JOURNEY',
+        displayName: 'Journey',
         redirectPairs: [
           {
             label: 'web',
@@ -116,7 +118,7 @@ describe('the embedded default', () => {
       jar.store(url, response);
       return response;
     };
-    let url = `${origin}/v1/auth/start?platformKey=DEMO&returnTo=%2F`;
+    let url = `${origin}/v1/auth/start?platformKey=JOURNEY&returnTo=%2F`;
     let response = await visit(url);
     let submitted = false;
     for (let hop = 0; hop < 15; hop += 1) {
@@ -179,7 +181,7 @@ describe('the embedded default', () => {
           body: JSON.stringify({ token: body.session.gatewayToken }),
         })
       ).json();
-    expect(await introspect()).toMatchObject({ active: true, platformKey: 'DEMO' });
+    expect(await introspect()).toMatchObject({ active: true, platformKey: 'JOURNEY' });
 
     // Logout through the development identity service's end-session page and back.
     const logout = await fetch(`${origin}/v1/auth/logout`, {

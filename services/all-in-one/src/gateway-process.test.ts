@@ -52,11 +52,20 @@ describe('pnpm start (the embedded default)', () => {
 
   it('starts with no configuration, keeps its data folder and keys across restarts, and stops on SIGTERM', async () => {
     const port = await unusedLocalPort();
-    const env = { PORT: String(port), GATEWAY_DATA_DIR: dataDir };
+    const env = {
+      PORT: String(port),
+      DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
+      GATEWAY_DATA_DIR: dataDir,
+    };
 
     const first = startProcess('services/all-in-one/src/main.ts', env);
     await waitUntilReady(port, first.output);
-    expect(first.output()).toContain(`http://localhost:${port}/docs`);
+    // The start banner comes once the first run's demo platform listens too.
+    await waitFor(async () => first.output().includes(`http://localhost:${port}/docs`), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      what: 'the start banner',
+    });
     const secretsFile = join(dataDir, 'secrets.json');
     expect((await stat(secretsFile)).mode & 0o777).toBe(0o600);
     const keys = await readFile(secretsFile, 'utf8');

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { connectRedis } from '@gateway/auth-flow';
 import { loadConfig } from '@gateway/config';
 import { generateEncryptionKeySpec } from '@gateway/crypto';
-import { createDatabase, type Database } from '@gateway/db';
+import { connectRedis, createDatabase, type Database } from '@gateway/db';
 import { createLogger } from '@gateway/telemetry';
 import {
   createTestDatabase,

@@ -12,7 +12,7 @@ import {
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { GatewayConfig } from '@gateway/config';
 import { migrateSchema, type Database } from '@gateway/db';
-import { createEdgeApp, createEdgeClients, listen } from '@gateway/edge';
+import { createEdgeApp, createEdgeClients, createRedisRateLimitStore, listen } from '@gateway/edge';
 import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
 import {
   createRegistryRoutes,
@@ -105,7 +105,13 @@ export async function startGateway(options: {
     { registry, authFlow, onboarding },
     config.serviceCallTimeoutMs,
   );
-  const edge = createEdgeApp({ config, logger: logger.child({ component: 'edge' }), clients });
+  const edge = createEdgeApp({
+    config,
+    logger: logger.child({ component: 'edge' }),
+    clients,
+    // With Redis the limits are shared by every instance on it; without, kept in process.
+    ...(redis === undefined ? {} : { rateLimitStore: createRedisRateLimitStore(redis) }),
+  });
   const { beforeEdge } = options;
   let app = edge;
   if (beforeEdge !== undefined) {

@@ -1,17 +1,24 @@
-// `pnpm start`: the embedded default. The whole gateway in one process on
-// http://localhost:8080 with PGlite under .gateway-data and no other software, and the
+// `pnpm start`: the embedded default and the first run. The whole gateway in one process on
+// http://localhost:8080 with PGlite under .gateway-data and no other software, the
 // development identity service on the same origin (`/api/auth/env/<KEY>`, `/account`) as
-// the deployment identity environment. Every variable of the README's configuration table
-// still applies and wins over these defaults.
+// the deployment identity environment, and the demo platform on http://localhost:3000
+// (DEMO_PLATFORM_PORT), registered through the admin API (first-run.ts). Every variable of
+// the README's configuration table still applies and wins over these defaults.
 import { join } from 'node:path';
-import {
-  createDevIdentityService,
-  devIdentityOptionsFromEnv,
-  shippedSeedFile,
-} from '@gateway/dev-identity';
+import { DemoPlatformConfigError, demoPlatformPortFromEnv } from '@gateway/demo-platform';
+import { createDevIdentityService, devIdentityOptionsFromEnv } from '@gateway/dev-identity';
 import { loadOrCreateEmbeddedSecrets } from './embedded-secrets.js';
+import { demoAdminEmail, startFirstRun } from './first-run.js';
 import { runGatewayProcess } from './run-gateway-process.js';
 
+let demoPlatformPort: number;
+try {
+  demoPlatformPort = demoPlatformPortFromEnv(process.env);
+} catch (error) {
+  if (!(error instanceof DemoPlatformConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
 const port = process.env.PORT ?? '8080';
 const origin = `http://localhost:${port}`;
 const dataDir = process.env.GATEWAY_DATA_DIR ?? '.gateway-data';
@@ -28,6 +35,8 @@ const embeddedDefaults = {
   // Local demo platforms use http://localhost URLs, which a production tier refuses.
   IDENTITY_DEPLOYMENT_TIER: 'development',
   GATEWAY_DATA_DIR: dataDir,
+  // The seed account admin@example.com becomes platform_admin at its first sign-in.
+  PLATFORM_ADMIN_BOOTSTRAP_EMAILS: demoAdminEmail,
 };
 
 await runGatewayProcess(
@@ -46,22 +55,14 @@ await runGatewayProcess(
       });
       return createDevIdentityService(options);
     },
-    onStarted: (gateway) => {
-      process.stdout.write(
-        [
-          '',
-          `  Gateway (embedded default) on ${gateway.url}`,
-          `    readiness          ${gateway.url}/health/ready`,
-          `    API contract       ${gateway.url}/openapi.json`,
-          `    API explorer       ${gateway.url}/docs`,
-          `    identity service   ${gateway.url}/api/auth/env/PROD (accounts: ${shippedSeedFile.pathname})`,
-          `    admin API client   gateway-admin / secret in ${join(dataDir, 'secrets.json')}`,
-          `    data folder        ${dataDir}`,
-          '  Ctrl-C stops it; the data is kept for the next start.',
-          '',
-        ].join('\n'),
-      );
-    },
+    afterStart: (gateway, config, logger) =>
+      startFirstRun({
+        gateway,
+        config,
+        logger,
+        adminClientSecret: secrets.DEV_IDENTITY_ADMIN_CLIENT_SECRET,
+        demoPlatformPort,
+      }),
   },
 );
 

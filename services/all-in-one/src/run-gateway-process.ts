@@ -5,8 +5,7 @@ import {
   requireConfigValues,
   type GatewayConfig,
 } from '@gateway/config';
-import { connectRedis } from '@gateway/auth-flow';
-import { createDatabase } from '@gateway/db';
+import { connectRedis, createDatabase } from '@gateway/db';
 import { closeOnShutdownSignals } from '@gateway/rpc';
 import { createLogger, shutdownTelemetry, startTelemetry, type Logger } from '@gateway/telemetry';
 import { startGateway, type RunningGateway } from './gateway-runtime.js';
@@ -27,6 +26,16 @@ export async function runGatewayProcess(
     onStarted?: (gateway: RunningGateway, config: GatewayConfig, logger: Logger) => void;
     /** Started before the gateway and served on its origin (the development identity service). */
     beforeEdge?: (config: GatewayConfig) => Promise<BeforeEdge>;
+    /**
+     * Runs once the gateway listens (the first run seeds the demo platform through the admin
+     * API and starts it); what it returns is closed first at shutdown. A failure stops the
+     * process with exit code 1 and its message, after closing everything else.
+     */
+    afterStart?: (
+      gateway: RunningGateway,
+      config: GatewayConfig,
+      logger: Logger,
+    ) => Promise<{ close(): Promise<void> }>;
   } = {},
 ): Promise<void> {
   const config = loadConfigOrExit(env);
@@ -73,15 +82,29 @@ export async function runGatewayProcess(
     'gateway listening',
   );
   options.onStarted?.(gateway, config, logger);
+  const afterStart = options.afterStart?.(gateway, config, logger);
+  const close = async () => {
+    // What afterStart started goes first: its in-flight requests may still need the gateway.
+    const started = await afterStart?.catch(() => undefined);
+    await started?.close();
+    await gateway.close();
+    await beforeEdge?.close();
+    redis?.disconnect();
+    await db.close();
+    await shutdownTelemetry();
+  };
   closeOnShutdownSignals({
     onError: (error) => logger.error({ err: error }, 'shutdown failed'),
     close: async () => {
       logger.info('shutting down');
-      await gateway.close();
-      await beforeEdge?.close();
-      redis?.disconnect();
-      await db.close();
-      await shutdownTelemetry();
+      await close();
     },
+  });
+  await afterStart?.catch(async (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    await close().catch((closeError: unknown) =>
+      logger.error({ err: closeError }, 'shutdown failed'),
+    );
+    process.exit(1);
   });
 }

@@ -6,6 +6,5 @@ export {
 } from './auth-flow-service.js';
 export { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
 export type { AuthFlowDeps } from './auth-flow-deps.js';
-export { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 export { createRedisAuthFlowStore, createSqlAuthFlowStore } from './store/index.js';
 export type { AuthFlowStore } from './store/auth-flow-store.js';

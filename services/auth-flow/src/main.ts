@@ -3,12 +3,11 @@
 // registry and onboarding services over HTTP/2.
 import { createClient } from '@connectrpc/connect';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
-import { createDatabase, migrateSchema } from '@gateway/db';
+import { connectRedis, createDatabase, migrateSchema } from '@gateway/db';
 import { createServiceTransport, runServiceProcess } from '@gateway/rpc';
 import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
 import { createAuthFlowRoutes } from './auth-flow-service.js';
 import { authFlowMigrations } from './authflow-migrations.js';
-import { connectRedis } from './redis-connection.js';
 import { createRedisAuthFlowStore } from './store/index.js';
 
 await runServiceProcess({

@@ -15,6 +15,9 @@ import { createErrorHandler, createUnmatchedRouteHandler } from './http/error-ha
 import { OperationCatalog } from './http/operation-catalog.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAuditRoutes } from './routes/audit-routes.js';
+import { registerRateLimits } from './http/rate-limit.js';
+import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
+import { createSecurityHeaders } from './http/security-headers.js';
 import { registerAuthRoutes } from './routes/auth-routes.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
@@ -31,6 +34,8 @@ export type EdgeAppOptions = {
   config: GatewayConfig;
   logger: Logger;
   clients: EdgeClients;
+  /** Rate limit counters; default: in this process only (a single instance). */
+  rateLimitStore?: RateLimitStore;
 };
 
 /**
@@ -42,6 +47,10 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // X-Forwarded-* are believed only from the configured proxies (issue 7); req.ip is then the
+  // client's address as the nearest trusted proxy saw it, otherwise the connection's.
+  app.set('trust proxy', config.trustedProxies.length > 0 ? [...config.trustedProxies] : false);
+  app.use(createSecurityHeaders({ production: config.production }));
   app.use(createRequestIdMiddleware());
   app.use(createHttpTracingMiddleware());
   app.use(createRequestLoggingMiddleware(logger));
@@ -93,6 +102,17 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   registerUserAdminRoutes(router, catalog, registryRoutes);
   registerOnboardingFieldRoutes(router, catalog, registryRoutes);
   registerGlobalFieldRoutes(router, catalog, registryRoutes);
+  registerRateLimits(router, {
+    settings: {
+      windowSeconds: config.rateLimitWindowSeconds,
+      browserPerIp: config.rateLimitBrowserPerIp,
+      exchangePerClient: config.rateLimitExchangePerClient,
+      introspectPerClient: config.rateLimitIntrospectPerClient,
+      serverPerIp: config.rateLimitServerPerIp,
+    },
+    store: options.rateLimitStore ?? createMemoryRateLimitStore(),
+    logger,
+  });
   registerAuthRoutes(router, catalog, {
     clients,
     isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),

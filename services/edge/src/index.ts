@@ -7,3 +7,8 @@ export {
   type InternalServiceName,
 } from './service-clients.js';
 export type { Permission, Principal } from './auth/principal.js';
+export {
+  createMemoryRateLimitStore,
+  createRedisRateLimitStore,
+  type RateLimitStore,
+} from './http/rate-limit-store.js';

@@ -9,7 +9,9 @@ import {
 } from '@gateway/config';
 import { closeOnShutdownSignals } from '@gateway/rpc';
 import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
+import { connectRedis } from '@gateway/db';
 import { createEdgeApp } from './edge-app.js';
+import { createRedisRateLimitStore } from './http/rate-limit-store.js';
 import { listen } from './listen.js';
 import { createEdgeClients } from './service-clients.js';
 
@@ -42,12 +44,30 @@ const clients = createEdgeClients(
   },
   config.serviceCallTimeoutMs,
 );
-const server = await listen(createEdgeApp({ config, logger, clients }), config.port);
+// Rate limit counters shared by every edge instance (issue 7); without Redis, per process.
+const redis =
+  config.redisUrl === undefined
+    ? undefined
+    : await connectRedis({
+        url: config.redisUrl,
+        keyPrefix: config.redisKeyPrefix,
+        timeoutMs: config.databaseTimeoutMs,
+      });
+const server = await listen(
+  createEdgeApp({
+    config,
+    logger,
+    clients,
+    ...(redis === undefined ? {} : { rateLimitStore: createRedisRateLimitStore(redis) }),
+  }),
+  config.port,
+);
 logger.info({ port: config.port }, 'edge listening');
 closeOnShutdownSignals({
   onError: (error) => logger.error({ err: error }, 'shutdown failed'),
   close: async () => {
     await server.close();
+    redis?.disconnect();
     await shutdownTelemetry();
   },
 });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { connectRedis } from '../redis-connection.js';
+import { connectRedis } from '@gateway/db';
 import { createRedisAuthFlowStore } from './redis-auth-flow-store.js';
 import {
   MINUTE,

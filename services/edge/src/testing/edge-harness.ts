@@ -2,6 +2,7 @@ import { loadConfig } from '@gateway/config';
 import { createServiceInterceptors, type ServiceTarget } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
 import { createEdgeApp } from '../edge-app.js';
+import type { RateLimitStore } from '../http/rate-limit-store.js';
 import { listen } from '../listen.js';
 import { createEdgeClients } from '../service-clients.js';
 import { createFakeAuthFlow, type FakeAuthFlow } from './fake-auth-flow.js';
@@ -20,11 +21,10 @@ export type TestEdge = {
  * transport (with the services' interceptors) to the fake registry and auth-flow services (and
  * an onboarding stand-in for requirement versions).
  */
-export async function startTestEdge(env: {
-  IDENTITY_ISSUER: string;
-  CORS_ORIGINS?: string;
-  NODE_ENV?: 'production' | 'development' | 'test';
-}): Promise<TestEdge> {
+export async function startTestEdge(
+  env: { IDENTITY_ISSUER: string; CORS_ORIGINS?: string } & Record<string, string>,
+  options: { rateLimitStore?: RateLimitStore } = {},
+): Promise<TestEdge> {
   const registry = createFakeRegistry();
   const authFlow = createFakeAuthFlow();
   const onboarding = createFakeOnboarding();
@@ -43,7 +43,11 @@ export async function startTestEdge(env: {
     { registry: target, authFlow: target, onboarding: target },
     config.serviceCallTimeoutMs,
   );
-  const server = await listen(createEdgeApp({ config, logger, clients }), 0, '127.0.0.1');
+  const server = await listen(
+    createEdgeApp({ config, logger, clients, ...options }),
+    0,
+    '127.0.0.1',
+  );
   return {
     url: `http://127.0.0.1:${server.port}`,
     registry,

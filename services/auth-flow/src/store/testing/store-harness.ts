@@ -4,7 +4,7 @@ import type { Database } from '@gateway/db';
 import { createTestDatabase, createTestRedis } from '@gateway/testkit';
 import type { Redis } from 'ioredis';
 import { authFlowMigrations } from '../../authflow-migrations.js';
-import { connectRedis } from '../../redis-connection.js';
+import { connectRedis } from '@gateway/db';
 import type { AuthFlowStore } from '../auth-flow-store.js';
 import { createRedisAuthFlowStore } from '../redis-auth-flow-store.js';
 import { createSqlAuthFlowStore } from '../sql-auth-flow-store.js';

@@ -1,0 +1,345 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCookieJar, unusedLocalPort, waitFor, type CookieJar } from '@gateway/testkit';
+
+// The README's first command (`pnpm start`) as a newcomer runs it: the gateway, the
+// development identity service and the demo platform start together, the demo platform is
+// registered through the admin API, and a browser (fetch + a cookie jar) signs in on the
+// demo platform and lands on its signed-in page. Restarts keep the data and the key.
+
+let dataDir: string;
+let port: number;
+let demoPort: number;
+let gateway: string;
+let demo: string;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'gateway-first-run-'));
+  port = await unusedLocalPort();
+  demoPort = await unusedLocalPort();
+  gateway = `http://localhost:${port}`;
+  demo = `http://localhost:${demoPort}`;
+});
+
+afterAll(async () => {
+  for (const run of started) await run.stop('SIGTERM').catch(() => undefined);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+type Run = {
+  child: ChildProcess;
+  output: () => string;
+  /** The exit code. */
+  exited: Promise<number | null>;
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+};
+const started: Run[] = [];
+
+function startFirstRun(): Run {
+  let output = '';
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@gateway/source', '--import', 'tsx', 'services/all-in-one/src/main.ts'],
+    {
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        DEMO_PLATFORM_PORT: String(demoPort),
+        GATEWAY_DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const run: Run = {
+    child,
+    output: () => output,
+    exited,
+    async stop(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  started.push(run);
+  return run;
+}
+
+async function untilReady(run: Run): Promise<void> {
+  await waitFor(async () => run.output().includes('Ctrl-C stops everything'), {
+    timeoutMs: 90_000,
+    intervalMs: 200,
+    what: 'the first-run banner',
+  }).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${run.output()}`);
+  });
+}
+
+async function visit(
+  jar: CookieJar,
+  url: string,
+  options: { form?: Record<string, string>; origin?: string } = {},
+): Promise<Response> {
+  const cookie = jar.headerFor(url);
+  const response = await fetch(url, {
+    method: options.form === undefined && options.origin === undefined ? 'GET' : 'POST',
+    redirect: 'manual',
+    headers: {
+      ...(cookie === undefined ? {} : { cookie }),
+      ...(options.origin === undefined ? {} : { origin: options.origin }),
+      ...(options.form === undefined
+        ? {}
+        : { 'content-type': 'application/x-www-form-urlencoded' }),
+    },
+    ...(options.form === undefined ? {} : { body: new URLSearchParams(options.form) }),
+  });
+  jar.store(url, response);
+  return response;
+}
+
+const isRedirect = (response: Response) =>
+  response.status >= 300 && response.status < 400 && response.headers.has('location');
+
+function formOf(page: string, url: string, actionPattern: RegExp) {
+  const action = new RegExp(`<form[^>]*\\saction="(${actionPattern.source})"`).exec(page)?.[1];
+  if (action === undefined) throw new Error(`no matching form at ${url}:\n${page}`);
+  const hidden = Object.fromEntries(
+    [...page.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]*)"[^>]*value="([^"]*)"/g)].map(
+      (m) => [m[1], m[2]],
+    ),
+  );
+  return { url: new URL(unescapeHtml(action), url).href, hidden };
+}
+
+const unescapeHtml = (text: string) =>
+  text
+    .replace(/&amp;/g, '&')
+    .replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code)));
+
+/**
+ * A browser from `url` on: follows redirects across the demo platform, the gateway and the
+ * identity service, fills the one page `fill` recognises, and stops on the first page the
+ * demo platform answers with content.
+ */
+async function browse(
+  jar: CookieJar,
+  first: Response,
+  url: string,
+  fill: (page: string, url: string) => { url: string; form: Record<string, string> },
+): Promise<{ url: string; status: number; page: string }> {
+  let response = first;
+  let filled = false;
+  for (let hop = 0; hop < 25; hop += 1) {
+    if (isRedirect(response)) {
+      url = new URL(response.headers.get('location') ?? '', url).href;
+      response = await visit(jar, url);
+      continue;
+    }
+    const page = await response.text();
+    if (new URL(url).origin === demo) return { url, status: response.status, page };
+    if (filled) throw new Error(`stuck at ${url} (${response.status}):\n${page}`);
+    const next = fill(page, url);
+    url = next.url;
+    response = await visit(jar, url, { form: next.form });
+    filled = true;
+  }
+  throw new Error(`too many redirects, last at ${url}`);
+}
+
+async function signIn(jar: CookieJar, email: string, password: string) {
+  const home = await (await visit(jar, `${demo}/`)).text();
+  const href = /<a class="button primary" href="([^"]*)">Sign in<\/a>/.exec(home)?.[1];
+  expect(href).toBeDefined();
+  const url = new URL(unescapeHtml(href ?? ''), demo).href;
+  return browse(jar, await visit(jar, url), url, (page, at) => {
+    const form = formOf(page, at, /[^"]*login[^"]*/);
+    return { url: form.url, form: { ...form.hidden, email, password } };
+  });
+}
+
+async function adminToken(): Promise<string> {
+  const secrets = JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  const response = await fetch(`${gateway}/api/auth/env/PROD/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`gateway-admin:${secrets.DEV_IDENTITY_ADMIN_CLIENT_SECRET}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope: 'platforms:admin',
+      resource: 'http://localhost:8080',
+    }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+async function demoPlatforms(): Promise<{ platformKey: string; credentials: { id: string }[] }[]> {
+  const response = await fetch(`${gateway}/v1/platforms`, {
+    headers: { authorization: `Bearer ${await adminToken()}` },
+  });
+  expect(response.status).toBe(200);
+  const { items } = (await response.json()) as {
+    items: { platformKey: string; credentials: { id: string }[] }[];
+  };
+  return items.filter((platform) => platform.platformKey === 'DEMO');
+}
+
+const readKeyFile = async () =>
+  JSON.parse(await readFile(join(dataDir, 'demo-platform.json'), 'utf8')) as {
+    clientId: string;
+    clientSecret: string;
+    credentialId: string;
+  };
+
+describe('pnpm start (the first run)', () => {
+  let firstKey: { clientId: string; clientSecret: string; credentialId: string };
+
+  it('starts the gateway, the identity service and the demo platform and names them, with the demo accounts', async () => {
+    const run = startFirstRun();
+    await untilReady(run);
+    const output = run.output();
+    expect(output).toContain(`Demo platform      ${demo}`);
+    expect(output).toContain(`${gateway}/docs`);
+    expect(output).toContain(`${gateway}/api/auth/env/PROD`);
+    for (const account of ['alice@example.com', 'alice-password', 'admin@example.com']) {
+      expect(output).toContain(account);
+    }
+    expect(output).toMatch(/admin@example\.com +admin-password +platform_admin/);
+    expect(output).toContain('gateway-admin');
+    expect(output).not.toMatch(/clientSecret|DEV_IDENTITY_ADMIN_CLIENT_SECRET"?:/);
+
+    // The demo platform was registered through the admin API, its key kept in 0600.
+    expect(await demoPlatforms()).toHaveLength(1);
+    expect((await stat(join(dataDir, 'demo-platform.json'))).mode & 0o777).toBe(0o600);
+    firstKey = await readKeyFile();
+    expect(output).not.toContain(firstKey.clientSecret);
+  }, 120_000);
+
+  it('signs alice in on the demo platform and shows the exchange on its signed-in page', async () => {
+    const jar = createCookieJar();
+    const landed = await signIn(jar, 'alice@example.com', 'alice-password');
+    expect(landed.url).toBe(`${demo}/me`);
+    expect(landed.status).toBe(200);
+    expect(landed.page).toContain('alice@example.com');
+    expect(landed.page).toContain(`${gateway}/api/auth/env/PROD`);
+    expect(landed.page).toMatch(/<dt>key<\/dt>\s*<dd>PROD<\/dd>/);
+    expect(landed.page).toMatch(/<dt>platform<\/dt>\s*<dd>DEMO<\/dd>/);
+    expect(landed.page).toContain('COMPLETE');
+    expect(landed.page).toContain('Sign out');
+
+    // Sign out: the SDK logs out at the gateway and sends the browser through the identity
+    // service's sign-out confirmation back to the demo platform's home page.
+    const out = await browse(
+      jar,
+      await visit(jar, `${demo}/auth/logout`, { origin: demo, form: {} }),
+      `${demo}/auth/logout`,
+      (page, at) => {
+        const form = formOf(page, at, /[^"]*/);
+        return { url: form.url, form: { ...form.hidden, logout: 'yes' } };
+      },
+    );
+    expect(out.url).toBe(`${demo}/`);
+    const me = await visit(jar, `${demo}/me`);
+    expect(me.status).toBe(302);
+    expect(me.headers.get('location')).toContain('/auth/login');
+  }, 60_000);
+
+  it('offers sign-up: "Create an account" starts the login with defaultScreen=up', async () => {
+    const jar = createCookieJar();
+    const home = await (await visit(jar, `${demo}/`)).text();
+    const href = /<a class="button" href="([^"]*)">Create an account<\/a>/.exec(home)?.[1];
+    const login = await visit(jar, new URL(unescapeHtml(href ?? ''), demo).href);
+    const start = new URL(login.headers.get('location') ?? '');
+    expect(`${start.origin}${start.pathname}`).toBe(`${gateway}/v1/auth/start`);
+    expect(start.searchParams.get('platformKey')).toBe('DEMO');
+    expect(start.searchParams.get('defaultScreen')).toBe('up');
+    const authorize = await visit(jar, start.href);
+    expect(new URL(authorize.headers.get('location') ?? '').searchParams.get('screen_hint')).toBe(
+      'signup',
+    );
+  });
+
+  it('makes admin@example.com a platform_admin, and the printed token command opens the admin API', async () => {
+    const landed = await signIn(createCookieJar(), 'admin@example.com', 'admin-password');
+    expect(landed.url).toBe(`${demo}/me`);
+    expect(landed.page).toContain('<code>platforms:admin</code>');
+
+    // What the banner tells an admin to run, followed as curl would.
+    const command =
+      /curl -s -u "gateway-admin:\$\(node -p "require\('([^']+)'\)\.(\w+)"\)" .*-d "scope=([^"]+)" -d resource=(\S+) (\S+)/.exec(
+        started[0]?.output() ?? '',
+      );
+    expect(command).not.toBeNull();
+    const [, secretsFile = '', secretName = '', scope = '', resource = '', tokenUrl = ''] =
+      command ?? [];
+    const secrets = JSON.parse(await readFile(secretsFile, 'utf8')) as Record<string, string>;
+    const token = await fetch(tokenUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`gateway-admin:${secrets[secretName]}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope, resource }),
+    });
+    expect(token.status).toBe(200);
+    const { access_token: accessToken } = (await token.json()) as { access_token: string };
+    const platforms = await fetch(`${gateway}/v1/platforms`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    expect(platforms.status).toBe(200);
+  }, 60_000);
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    expect(await started[0]?.stop('SIGTERM')).toBe(0);
+  });
+
+  it('keeps the data on a second start: the same platform and the same key', async () => {
+    const run = startFirstRun();
+    await untilReady(run);
+    expect(await demoPlatforms()).toHaveLength(1);
+    expect(await readKeyFile()).toEqual(firstKey);
+    const landed = await signIn(createCookieJar(), 'alice@example.com', 'alice-password');
+    expect(landed.url).toBe(`${demo}/me`);
+    expect(landed.status).toBe(200);
+    expect(await run.stop('SIGINT')).toBe(0);
+  }, 120_000);
+
+  it('issues a new key through the admin API when the key file is lost', async () => {
+    await rm(join(dataDir, 'demo-platform.json'));
+    const run = startFirstRun();
+    await untilReady(run);
+    const [platform] = await demoPlatforms();
+    expect(platform?.credentials.map((credential) => credential.id)).toEqual([
+      firstKey.credentialId,
+    ]);
+    const rotated = await readKeyFile();
+    expect(rotated.clientSecret).not.toBe(firstKey.clientSecret);
+    const landed = await signIn(createCookieJar(), 'alice@example.com', 'alice-password');
+    expect(landed.url).toBe(`${demo}/me`);
+    expect(await run.stop('SIGTERM')).toBe(0);
+  }, 120_000);
+
+  it('stops with a message naming DEMO_PLATFORM_PORT when the port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(demoPort, resolve));
+    try {
+      const run = startFirstRun();
+      expect(await run.exited).toBe(1);
+      expect(run.output()).toContain('DEMO_PLATFORM_PORT');
+      expect(run.output()).not.toMatch(/\bat .*\.ts:\d+/); // a message, not a stack trace
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  }, 120_000);
+});

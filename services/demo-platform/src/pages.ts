@@ -1,0 +1,148 @@
+import type { ExchangeResult, IntrospectedSession } from '@gateway/platform-sdk';
+import { html, type HtmlValue, type SafeHtml } from './html.js';
+
+/**
+ * The demo platform's pages: server-rendered, every value escaped, styled by /styles.css
+ * and free of scripts (the Content-Security-Policy allows none).
+ */
+export type DemoPaths = {
+  loginPath: string;
+  logoutPath: string;
+  signedInPath: string;
+};
+
+export function layout(title: string, body: SafeHtml): string {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Demo platform</title>
+        <link rel="stylesheet" href="/styles.css" />
+      </head>
+      <body>
+        <header><a class="brand" href="/">Demo platform</a></header>
+        <main>${body}</main>
+        <footer>A platform built only on <code>@gateway/platform-sdk</code>.</footer>
+      </body>
+    </html> `.markup;
+}
+
+/** Where the sign-in and sign-up links go: the SDK's login path, back to the signed-in page. */
+export function loginHref(paths: DemoPaths, screen: 'in' | 'up'): string {
+  const query = new URLSearchParams({ returnTo: paths.signedInPath });
+  if (screen === 'up') query.set('screen', 'up');
+  return `${paths.loginPath}?${query.toString()}`;
+}
+
+export function homePage(paths: DemoPaths): string {
+  return layout(
+    'Welcome',
+    html` <h1>Welcome to the demo platform</h1>
+      <p>
+        This platform never sees a password or an identity token: the central authentication gateway
+        signs you in and hands the result over to this platform's backend.
+      </p>
+      <p class="actions">
+        <a class="button primary" href="${loginHref(paths, 'in')}">Sign in</a>
+        <a class="button" href="${loginHref(paths, 'up')}">Create an account</a>
+      </p>
+      <p class="muted">Already signed in? <a href="${paths.signedInPath}">Open your page</a>.</p>`,
+  );
+}
+
+export function signedInPage(
+  paths: DemoPaths,
+  signedIn: { result: ExchangeResult; session: IntrospectedSession },
+): string {
+  const { result, session } = signedIn;
+  const email = introspectedEmail(session);
+  const { onboarding, profile } = result;
+  return layout(
+    'Signed in',
+    html` <h1>You are signed in${email === undefined ? '' : html` as ${email}`}</h1>
+      <p class="muted">What the gateway's exchange (spec 4.4) told this platform.</p>
+      <section>
+        <h2>User</h2>
+        <dl>
+          ${row('id', result.user.id)} ${row('sub', result.user.sub)}
+          ${row('issuer', result.user.issuer)} ${email === undefined ? '' : row('e-mail', email)}
+          ${result.user.picture === undefined ? '' : row('picture', result.user.picture)}
+        </dl>
+      </section>
+      <section>
+        <h2>Environment</h2>
+        <dl>
+          ${row('key', result.environment.key)} ${row('tier', result.environment.tier)}
+          ${row('platform', result.platform.key)}
+        </dl>
+      </section>
+      <section>
+        <h2>Onboarding</h2>
+        <dl>
+          ${row('status', html`<span class="status">${onboarding.status}</span>`)}
+          ${row('missing fields', list(onboarding.missingFields))}
+          ${row('requirement version', onboarding.requirementVersion)}
+          ${row('can complete centrally', onboarding.canCompleteCentrally ? 'yes' : 'no')}
+          ${row('profile status', html`<span class="status">${profile.status}</span>`)}
+          ${row('profile missing fields', list(profile.missingFields))}
+        </dl>
+      </section>
+      <section>
+        <h2>Permissions</h2>
+        <p>${list(result.permissions)}</p>
+      </section>
+      <section>
+        <h2>Session</h2>
+        <dl>${row('expires at', result.session.expiresAt)}</dl>
+      </section>
+      <form method="post" action="${paths.logoutPath}">
+        <button class="button" type="submit">Sign out</button>
+      </form>`,
+  );
+}
+
+export function errorPage(status: number, message: string): string {
+  return layout(
+    status === 404 ? 'Not found' : 'Something went wrong',
+    html` <h1>${status === 404 ? 'Not found' : 'Something went wrong'}</h1>
+      <p>${message}</p>
+      <p><a href="/">Back to the home page</a></p>`,
+  );
+}
+
+export const stylesheet = `:root { color-scheme: light dark; font-family: system-ui, sans-serif; }
+body { margin: 0 auto; max-width: 46rem; padding: 1rem 1.5rem; line-height: 1.5; }
+header { padding: 0.5rem 0 1rem; border-bottom: 1px solid #8884; }
+.brand { font-weight: 700; text-decoration: none; color: inherit; }
+h1 { font-size: 1.6rem; }
+h2 { font-size: 1.1rem; margin-bottom: 0.25rem; }
+section { margin: 1.25rem 0; }
+dl { display: grid; grid-template-columns: 12rem 1fr; gap: 0.25rem 1rem; margin: 0; }
+dt { color: #777; }
+dd { margin: 0; overflow-wrap: anywhere; }
+.actions { display: flex; gap: 0.75rem; margin: 1.5rem 0; }
+.button { display: inline-block; padding: 0.5rem 1.1rem; border: 1px solid #4a6cf7;
+  border-radius: 0.4rem; color: #4a6cf7; background: transparent; font: inherit;
+  text-decoration: none; cursor: pointer; }
+.button.primary { background: #4a6cf7; color: #fff; }
+.status { font-weight: 600; }
+.muted, footer { color: #777; }
+footer { margin-top: 2.5rem; font-size: 0.85rem; }
+`;
+
+function row(label: string, value: HtmlValue): SafeHtml {
+  return html`<dt>${label}</dt>
+    <dd>${value}</dd>`;
+}
+
+function list(values: readonly string[]): SafeHtml {
+  if (values.length === 0) return html`<span class="muted">none</span>`;
+  return html`${values.map((value, index) => html`${index === 0 ? '' : ', '}<code>${value}</code>`)}`;
+}
+
+/** The introspection carries the e-mail address; the exchange body does not (spec 4.4, 4.5). */
+function introspectedEmail(session: IntrospectedSession): string | undefined {
+  const { email } = session.user;
+  return email === null || email === '' ? undefined : email;
+}
