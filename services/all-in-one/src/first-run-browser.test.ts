@@ -1,34 +1,51 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { launchTestBrowser, unusedLocalPort, waitFor, type TestChromium } from '@gateway/testkit';
+import { startDemoPlatform, type RunningDemoPlatform } from '@gateway/demo-platform';
+import {
+  launchTestBrowser,
+  unusedLocalPort,
+  waitFor,
+  type ChromiumContext,
+  type ChromiumPage,
+  type TestChromium,
+} from '@gateway/testkit';
 
-// The issue's "done when" in a real browser (Chromium): after the README's first command,
-// a newcomer opens the demo platform, signs in with a demo account, lands on its signed-in
-// page, signs out, and finds the registration page behind "Create an account". A real
-// browser also holds the pages to what fetch does not check: the Content-Security-Policy,
-// the Origin a form POST carries, and cookies shared by localhost's ports.
+// The browser end-to-end suite (issue 6) in a real browser (Chromium) against the README's
+// first command: sign in, sign up, the onboarding page (global and central), logout through
+// the identity end-session and back, a second platform on another identity environment, a
+// stale handoff code (reused and expired) and a forged callback without the pending cookie.
+// A real browser also holds the pages to what fetch does not check: the
+// Content-Security-Policy, the Origin a form POST carries, and cookies shared by localhost's
+// ports. Failures leave a screenshot and a log in the folder launchTestBrowser prints
+// (test-artifacts/screenshots, kept by CI).
 
 let child: ChildProcess;
 let dataDir: string;
 let demo: string;
+let gateway: string;
 let output = '';
+/** Spec 4.4 allows 30 to 300 seconds; the shortest keeps the expiry test short. */
+const HANDOFF_TTL_SECONDS = 30;
 let browser: TestChromium;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'gateway-first-run-browser-'));
   const demoPort = await unusedLocalPort();
   demo = `http://localhost:${demoPort}`;
+  const gatewayPort = await unusedLocalPort();
+  gateway = `http://localhost:${gatewayPort}`;
   child = spawn(
     process.execPath,
     ['--conditions=@gateway/source', '--import', 'tsx', 'services/all-in-one/src/main.ts'],
     {
       env: {
         PATH: process.env.PATH,
-        PORT: String(await unusedLocalPort()),
+        PORT: String(gatewayPort),
         DEMO_PLATFORM_PORT: String(demoPort),
+        AUTH_HANDOFF_TTL_SECONDS: String(HANDOFF_TTL_SECONDS),
         GATEWAY_DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
       },
@@ -90,7 +107,7 @@ describe('the demo platform in Chromium', () => {
     });
   }, 60_000);
 
-  it('opens the registration page from "Create an account"', async () => {
+  it('signs a newcomer up through "Create an account" and lands on the signed-in page', async () => {
     await browser.withPage('first-run-sign-up', async (page) => {
       await page.goto(`${demo}/`);
       await page.click('text=Create an account');
@@ -98,6 +115,212 @@ describe('the demo platform in Chromium', () => {
       await page.waitForURL((url) => url.pathname.startsWith('/api/auth/env/PROD/'));
       await page.locator('text=Password, again').waitFor();
       expect(await page.locator('input[type="password"]').count()).toBe(2);
+      const email = `newcomer-${Date.now()}@example.com`;
+      await page.fill('input[name="email"]', email);
+      await page.fill('input[name="name"]', 'New Comer');
+      await page.fill('input[name="password"]', 'a-long-enough-password');
+      await page.fill('input[name="passwordConfirmation"]', 'a-long-enough-password');
+      await page.click('button[type="submit"]');
+      await page.waitForURL(`${demo}/me`);
+      expect(await page.locator('main').innerText()).toContain(`You are signed in as ${email}`);
     });
   }, 60_000);
+
+  it('stops a sign-in at the onboarding page for a global field, then a central platform field', async () => {
+    const global = await admin('POST', '/v1/admin/onboarding/global-fields', {
+      profileFieldKey: 'nickname',
+      label: 'Nickname',
+      fieldType: 'TEXT',
+      required: true,
+    });
+    expect(global.status).toBe(201);
+    const field = await admin('POST', '/v1/platforms/DEMO/onboarding/fields', {
+      fieldKey: 'homeCountry',
+      label: 'Home country',
+      fieldType: 'COUNTRY',
+      source: 'CUSTOM_FIELD',
+      required: true,
+    });
+    expect(field.status).toBe(201);
+    try {
+      await browser.withPage('first-run-onboarding', async (page) => {
+        await page.goto(`${demo}/`);
+        await page.click('text=Sign in');
+        await signInOnIdentity(page, 'bob@example.com', 'bob-password');
+        await page.waitForURL(
+          (url) =>
+            url.pathname === '/env/PROD/onboarding' && url.searchParams.get('scope') === 'global',
+        );
+        await page.fill('#field-nickname', 'Bobby');
+        await page.click('#onboarding-submit');
+        await page.waitForURL(
+          (url) => url.pathname === '/env/PROD/onboarding' && !url.searchParams.has('scope'),
+        );
+        await page.fill('#field-homeCountry', ' de ');
+        await page.click('#onboarding-submit');
+        await page.waitForURL(`${demo}/me`);
+        const main = await page.locator('main').innerText();
+        expect(main).toContain('You are signed in as bob@example.com');
+        expect(main).toContain('COMPLETE');
+        expect(main).not.toContain('homeCountry');
+      });
+    } finally {
+      await admin('DELETE', '/v1/admin/onboarding/global-fields/nickname');
+      await admin('DELETE', '/v1/platforms/DEMO/onboarding/fields/homeCountry');
+    }
+  }, 60_000);
+
+  it('signs in to a second platform bound to another identity environment (PARTNER)', async () => {
+    const secrets = await readSecrets();
+    const environment = await admin('POST', '/v1/identity-environments', {
+      environmentKey: 'PARTNER',
+      displayName: 'Partner',
+      tier: 'development',
+      issuer: `${gateway}/api/auth/env/PARTNER`,
+      oidcClientId: 'gateway',
+      oidcClientSecret: secrets.DEV_IDENTITY_GATEWAY_CLIENT_SECRET,
+    });
+    expect(environment.status).toBe(201);
+    const partnerPort = await unusedLocalPort();
+    const partnerOrigin = `http://localhost:${partnerPort}`;
+    const created = await admin('POST', '/v1/platforms', {
+      platformKey: 'PARTNER_APP',
+      displayName: 'Partner app',
+      identityEnvironmentKey: 'PARTNER',
+      redirectPairs: [
+        {
+          label: 'web',
+          returnUrl: `${partnerOrigin}/`,
+          callbackUrl: `${partnerOrigin}/auth/callback`,
+          isDefault: true,
+        },
+      ],
+    });
+    expect(created.status).toBe(201);
+    const [key] = (
+      (await created.json()) as {
+        credentials: { clientId: string; clientSecret: string }[];
+      }
+    ).credentials;
+    if (key === undefined) throw new Error('no key issued');
+    const partner: RunningDemoPlatform = await startDemoPlatform({
+      port: partnerPort,
+      gatewayUrl: gateway,
+      platformKey: 'PARTNER_APP',
+      bffKey: key,
+      publicOrigin: partnerOrigin,
+      expectedEnvironment: 'PARTNER',
+      log: () => undefined,
+    });
+    try {
+      await browser.withPage('partner-sign-in', async (page) => {
+        await page.goto(`${partnerOrigin}/`);
+        await page.click('text=Sign in');
+        // The partner environment's own issuer, with its own accounts.
+        await page.waitForURL((url) => url.pathname.startsWith('/api/auth/env/PARTNER/'));
+        await signInOnIdentity(page, 'alice@example.com', 'alice-partner-password');
+        await page.waitForURL(`${partnerOrigin}/me`);
+        const main = await page.locator('main').innerText();
+        expect(main).toContain('You are signed in as alice@example.com');
+        expect(main).toContain('PARTNER');
+      });
+    } finally {
+      await partner.close();
+    }
+  }, 60_000);
+
+  it('refuses a reused handoff code', async () => {
+    let callbackUrl: string | undefined;
+    await browser.withPage('reused-code-first-use', async (page, context) => {
+      page.on('request', (request) => {
+        if (request.url().startsWith(`${demo}/auth/callback`)) callbackUrl = request.url();
+      });
+      await page.goto(`${demo}/`);
+      await page.click('text=Sign in');
+      await signInOnIdentity(page, 'alice@example.com', 'alice-password');
+      await page.waitForURL(`${demo}/me`);
+      // What expectSignedOut looks for: a signed-in browser holds the platform's session.
+      const names = (await context.cookies(demo)).map((cookie) => cookie.name);
+      expect(names).toContain(SESSION_COOKIE);
+    });
+    expect(callbackUrl).toMatch(/code=handoff_/);
+    await browser.withPage('reused-code-replay', async (page, context) => {
+      // Even with a pending cookie (the login-CSRF check passes), the spent code is refused.
+      await context.addCookies([{ name: PENDING_COOKIE, value: 'replayed', url: demo }]);
+      const replay = await page.goto(callbackUrl ?? '');
+      expect(replay?.status()).toBeGreaterThanOrEqual(400);
+      await expectSignedOut(context);
+    });
+  }, 60_000);
+
+  it('refuses a forged callback without the pending cookie, and the same code once it expired', async () => {
+    await browser.withPage('forged-and-expired-code', async (page, context) => {
+      // The gateway's start, called directly: the platform set no pending cookie.
+      await page.goto(
+        `${gateway}/v1/auth/start?platformKey=DEMO&returnTo=${encodeURIComponent(`${demo}/me`)}`,
+      );
+      const landed = page.waitForResponse((response) =>
+        response.url().startsWith(`${demo}/auth/callback`),
+      );
+      await signInOnIdentity(page, 'alice@example.com', 'alice-password');
+      const forged = await landed;
+      expect(forged.status()).toBe(403);
+      const callbackUrl = forged.url();
+      expect(callbackUrl).toMatch(/code=handoff_/);
+      await expectSignedOut(context);
+
+      // The refused callback did not spend the code; it expires after the handoff TTL.
+      await new Promise((resolve) => setTimeout(resolve, (HANDOFF_TTL_SECONDS + 2) * 1000));
+      await context.addCookies([{ name: PENDING_COOKIE, value: 'late', url: demo }]);
+      const expired = await page.goto(callbackUrl);
+      expect(expired?.status()).toBeGreaterThanOrEqual(400);
+      await expectSignedOut(context);
+    });
+  }, 90_000);
 });
+
+/** The SDK's default login-CSRF cookie (spec 4.4) and platform session cookie. */
+const PENDING_COOKIE = 'gw_login_pending';
+const SESSION_COOKIE = 'platform_session';
+
+async function signInOnIdentity(page: ChromiumPage, email: string, password: string) {
+  await page.fill('input[name="email"]', email);
+  await page.fill('input[name="password"]', password);
+  await page.click('button[type="submit"]');
+}
+
+/** The platform created no session for this browser (its session cookie is absent). */
+async function expectSignedOut(context: ChromiumContext) {
+  const names = (await context.cookies(demo)).map((cookie) => cookie.name);
+  expect(names).not.toContain(SESSION_COOKIE);
+}
+
+async function readSecrets(): Promise<Record<string, string>> {
+  return JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+}
+
+/** An admin API call with a token of the development identity service's machine client. */
+async function admin(method: string, path: string, body?: unknown): Promise<Response> {
+  const secrets = await readSecrets();
+  const token = await fetch(`${gateway}/api/auth/env/PROD/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`gateway-admin:${secrets.DEV_IDENTITY_ADMIN_CLIENT_SECRET}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope: 'platforms:admin onboarding:schema:read onboarding:schema:write',
+      resource: 'http://localhost:8080',
+    }),
+  });
+  const { access_token: accessToken } = (await token.json()) as { access_token: string };
+  return fetch(`${gateway}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}

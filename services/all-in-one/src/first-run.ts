@@ -137,7 +137,7 @@ export function firstRunBanner(facts: {
     ...(admins.length === 0
       ? []
       : [
-          `  ${admins.map((account) => account.email).join(', ')} becomes platform_admin at sign-in (its /me page lists the permissions).`,
+          `  ${admins.map((account) => account.email).join(', ')} becomes platform_admin at sign-in; signed in on the demo platform, the same browser can use ${gatewayUrl}/docs with that session.`,
         ]),
     '',
     `  Data: ${facts.dataDir} (the demo platform's key: ${facts.keyFile}).`,

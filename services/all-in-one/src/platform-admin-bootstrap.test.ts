@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
-import { handoffCodeOf, loginSteps, type IssuedKey } from './testing/login-steps.js';
+import {
+  handoffCodeOf,
+  loginSteps,
+  sessionCookieOf,
+  type IssuedKey,
+} from './testing/login-steps.js';
 
 // Spec 2.6, 4.2 step 5 and 5 rule 5: PLATFORM_ADMIN_BOOTSTRAP_EMAILS grants platform_admin
 // at a verified deployment login; the role's permissions then come with the user's tokens
@@ -9,9 +14,15 @@ let t: GatewayUnderTest;
 let key: IssuedKey;
 
 beforeAll(async () => {
-  t = await startGatewayUnderTest({
-    PLATFORM_ADMIN_BOOTSTRAP_EMAILS: 'someone@example.test, USER-1@example.test',
-  });
+  t = await startGatewayUnderTest(
+    { PLATFORM_ADMIN_BOOTSTRAP_EMAILS: 'someone@example.test, USER-1@example.test' },
+    {
+      accounts: [
+        { accountId: 'user-1', email: 'user-1@example.test', emailVerified: true },
+        { accountId: 'user-2', email: 'user-2@example.test', emailVerified: true },
+      ],
+    },
+  );
   const created = await t.call('POST', '/v1/platforms', {
     body: {
       platformKey: 'CONSOLE',
@@ -65,5 +76,56 @@ describe('platform_admin bootstrap', () => {
   it("then the user's access token passes the admin API", async () => {
     const { accessToken } = await t.provider.userTokens({ accountId: 'user-1' });
     expect((await t.call('GET', '/v1/platforms', { token: accessToken })).status).toBe(200);
+  });
+
+  it('accepts the cookie session of a platform_admin on admin routes; writes need an allowlisted Origin (spec 5)', async () => {
+    const steps = loginSteps(t);
+    const admin = await steps.signIn(t.provider, 'CONSOLE', '/', 'user-1');
+    const cookie = `svc_auth_session=${encodeURIComponent(sessionCookieOf(admin.landed.headers).token)}`;
+    const read = await t.call('GET', '/v1/platforms', { token: null, headers: { cookie } });
+    expect(read.status).toBe(200);
+    const body = {
+      platformKey: 'COOKIE_MADE',
+      displayName: 'Made with a cookie',
+      redirectPairs: [
+        {
+          label: 'web',
+          returnUrl: 'http://localhost:3000/cookie/',
+          callbackUrl: 'http://localhost:3000/cookie/cb',
+          isDefault: true,
+        },
+      ],
+    };
+    const noOrigin = await t.call('POST', '/v1/platforms', {
+      token: null,
+      headers: { cookie },
+      body,
+    });
+    expect(noOrigin.status).toBe(403);
+    const foreign = await t.call('POST', '/v1/platforms', {
+      token: null,
+      headers: { cookie, origin: 'https://evil.example' },
+      body,
+    });
+    expect(foreign.status).toBe(403);
+    expect((await t.call('GET', '/v1/platforms/COOKIE_MADE')).status).toBe(404);
+    // The platform's own return origin is allowlisted automatically (spec 2.15).
+    const made = await t.call('POST', '/v1/platforms', {
+      token: null,
+      headers: { cookie, origin: 'http://localhost:3000' },
+      body,
+    });
+    expect(made.status).toBe(201);
+    const audit = await t.call('GET', '/v1/audit-records?targetKey=COOKIE_MADE');
+    expect(JSON.stringify(audit.body)).toContain('user-1@example.test');
+
+    // Another user's cookie carries no permission.
+    const user = await steps.signIn(t.provider, 'CONSOLE', '/', 'user-2');
+    const userCookie = `svc_auth_session=${encodeURIComponent(sessionCookieOf(user.landed.headers).token)}`;
+    const refused = await t.call('GET', '/v1/platforms', {
+      token: null,
+      headers: { cookie: userCookie },
+    });
+    expect(refused.status).toBe(403);
   });
 });

@@ -20,6 +20,8 @@ export type DemoPlatformOptions = {
   backendKey?: { clientId: string; clientSecret: string };
   /** Where browsers reach this platform, e.g. http://localhost:3000 (its redirect pair's root). */
   publicOrigin: string;
+  /** The identity environment this platform is bound to (spec 4.4); default PROD. */
+  expectedEnvironment?: string;
   /** Replaces global fetch toward the gateway (tests). */
   fetch?: typeof fetch;
   /** Where refused sign-ins and failures are reported; default stderr. */
@@ -47,7 +49,7 @@ export function createDemoPlatformApp(options: DemoPlatformOptions): Express {
     platformKey: options.platformKey,
     bffKey: options.bffKey,
     ...(options.backendKey === undefined ? {} : { backendKey: options.backendKey }),
-    expectedEnvironment: 'PROD',
+    expectedEnvironment: options.expectedEnvironment ?? 'PROD',
     pendingCookie: { secure },
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });

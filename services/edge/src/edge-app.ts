@@ -64,6 +64,12 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
     discovery: createDiscoveryCache({ timeoutMs: config.serviceCallTimeoutMs }),
     jwks: createJwksCache({ timeoutMs: config.serviceCallTimeoutMs }),
   });
+  const cors = createCors({
+    corsOrigins: config.corsOrigins,
+    identityIssuer: config.identityIssuer,
+    registry: clients.registry,
+    logger,
+  });
   const authentication = createAuthentication({
     verifier,
     userPermissions: async (token) =>
@@ -77,12 +83,10 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
           emailVerified: token.emailVerified,
         })
       ).permissions,
-  });
-  const cors = createCors({
-    corsOrigins: config.corsOrigins,
-    identityIssuer: config.identityIssuer,
-    registry: clients.registry,
-    logger,
+    cookieSessions: {
+      authFlow: clients.authFlow,
+      isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
+    },
   });
   // A change made through this instance is visible to its next request: the CORS allowlist
   // and issuer resolutions are read again (other instances catch up within their TTL).

@@ -91,10 +91,13 @@ describe('401 UNAUTHORIZED without valid credentials', () => {
     expect(edge.registry.requestsOf('listPlatforms')).toHaveLength(0);
   });
 
-  it('treats a request with only the session cookie as unauthenticated (cookie sessions come later)', async () => {
+  it('takes a session cookie as the user of that session: without permissions, 403 (spec 5)', async () => {
     const { status, body } = await listPlatforms({ cookie: 'svc_auth_session=anything' });
-    expect(status).toBe(401);
-    expect(body.code).toBe('UNAUTHORIZED');
+    expect(status).toBe(403);
+    expect(body.code).toBe('FORBIDDEN');
+    expect(edge.authFlow.requestsOf('authenticateSession')).toContainEqual(
+      expect.objectContaining({ sessionToken: 'anything' }),
+    );
   });
 
   it('does not take Basic (platform) credentials as admin credentials', async () => {

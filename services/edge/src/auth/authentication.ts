@@ -1,9 +1,11 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { RequestContextSchema } from '@gateway/contracts';
+import type { Client } from '@connectrpc/connect';
+import type { AuthFlowService, RequestContextSchema } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import type { AccessTokenVerifier, VerifiedAccessToken } from '@gateway/oidc';
 import { getRequestId } from '@gateway/telemetry';
+import { readSessionToken } from '../http/session-cookie.js';
 import { permissionsOfUser, principalOf, type Permission, type Principal } from './principal.js';
 
 export type Authentication = {
@@ -54,18 +56,51 @@ export function bearerTokenOf(req: Request): string | undefined {
  * token kind, and rejects ID tokens. A user token is provisioned as a local user (rule 5)
  * and carries the permissions of that user's roles, which `userPermissions` answers.
  *
- * Cookie sessions on admin routes are not accepted here; the login-flow routes read the
- * cookie themselves.
+ * Without a Bearer header, the gateway cookie of a signed-in user is accepted too (spec 5:
+ * "a cookie session of a deployment-environment platform_admin"): its permissions are the
+ * session's snapshot (empty outside the deployment environment, stripped at once when the
+ * role is revoked), and a write needs an allowlisted Origin, checked before anything else.
  */
 export function createAuthentication(options: {
   verifier: AccessTokenVerifier;
   userPermissions: (token: VerifiedAccessToken) => Promise<string[]>;
+  cookieSessions: {
+    authFlow: Pick<Client<typeof AuthFlowService>, 'authenticateSession' | 'getAccount'>;
+    isAllowedOrigin: (origin: string) => Promise<boolean>;
+  };
 }): Authentication {
   const { verifier } = options;
 
+  async function viaCookie(req: Request, sessionToken: string): Promise<Principal> {
+    const { authFlow, isAllowedOrigin } = options.cookieSessions;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const origin = req.headers.origin;
+      if (origin === undefined || origin === '' || !(await isAllowedOrigin(origin))) {
+        throw new GatewayError(
+          'FORBIDDEN',
+          'A cookie-authenticated write needs an allowlisted Origin header.',
+        );
+      }
+    }
+    const session = await authFlow.authenticateSession({ sessionToken });
+    const { account } = await authFlow.getAccount({ userId: session.userId });
+    return {
+      kind: 'user',
+      issuer: account?.issuer ?? '',
+      environmentKey: session.environmentKey,
+      // Spec 2.4: the deployment environment's key is PROD.
+      deployment: session.environmentKey === 'PROD',
+      ...(account === undefined ? {} : { subject: account.subject, email: account.email }),
+      permissions: permissionsOfUser(session.permissions),
+    };
+  }
+
   async function authenticate(req: Request): Promise<Principal | undefined> {
     const token = bearerTokenOf(req);
-    if (token === undefined) return undefined;
+    if (token === undefined) {
+      const sessionToken = readSessionToken(req);
+      return sessionToken === undefined ? undefined : viaCookie(req, sessionToken);
+    }
     const verified = await verifier.verify(token);
     const principal = principalOf(verified);
     if (verified.kind !== 'user') return principal;
