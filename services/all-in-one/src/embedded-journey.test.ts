@@ -1,80 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createCookieJar, unusedLocalPort, waitFor } from '@gateway/testkit';
+import { createCookieJar } from '@gateway/testkit';
+import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-process.js';
 
 // The embedded default as `pnpm start` runs it, with the development identity service on
 // the gateway's origin: an admin registers a platform with a token from the identity
 // service, and a user signs in through its real sign-in page.
-let child: ChildProcess;
-let dataDir: string;
+let embedded: EmbeddedProcess;
 let origin: string;
-let output = '';
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'gateway-embedded-journey-'));
-  const port = await unusedLocalPort();
-  origin = `http://localhost:${port}`;
-  child = spawn(
-    process.execPath,
-    ['--conditions=@gateway/source', '--import', 'tsx', 'services/all-in-one/src/main.ts'],
-    {
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(port),
-        // The first run's demo platform (platform DEMO) listens here, out of this test's way.
-        DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
-        GATEWAY_DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor(
-    async () => (await fetch(`${origin}/health/ready`).catch(() => undefined))?.status === 200,
-    {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-      what: 'the embedded gateway to answer ready',
-    },
-  ).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${output}`);
-  });
+  embedded = await startEmbeddedProcess();
+  origin = embedded.gateway;
 }, 120_000);
 
 afterAll(async () => {
-  if (child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  await rm(dataDir, { recursive: true, force: true });
+  await embedded?.stop();
 });
 
-async function adminToken(): Promise<string> {
-  const secrets = JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8')) as Record<
-    string,
-    string
-  >;
-  const response = await fetch(`${origin}/api/auth/env/PROD/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`gateway-admin:${secrets.DEV_IDENTITY_ADMIN_CLIENT_SECRET}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      scope: 'platforms:admin',
-      resource: 'http://localhost:8080',
-    }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+const adminToken = () => embedded.adminToken('platforms:admin');
 
 describe('the embedded default', () => {
   it('signs a demo user in through the development identity service and hands off to the platform', async () => {

@@ -1,17 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startDemoPlatform, type RunningDemoPlatform } from '@gateway/demo-platform';
 import {
   launchTestBrowser,
   unusedLocalPort,
-  waitFor,
   type ChromiumContext,
   type ChromiumPage,
   type TestChromium,
 } from '@gateway/testkit';
+import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-process.js';
 
 // The browser end-to-end suite (issue 6) in a real browser (Chromium) against the README's
 // first command: sign in, sign up, the onboarding page (global and central), logout through
@@ -22,56 +18,22 @@ import {
 // ports. Failures leave a screenshot and a log in the folder launchTestBrowser prints
 // (test-artifacts/screenshots, kept by CI).
 
-let child: ChildProcess;
-let dataDir: string;
+let embedded: EmbeddedProcess;
 let demo: string;
 let gateway: string;
-let output = '';
+let browser: TestChromium;
 /** Spec 4.4 allows 30 to 300 seconds; the shortest keeps the expiry test short. */
 const HANDOFF_TTL_SECONDS = 30;
-let browser: TestChromium;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'gateway-first-run-browser-'));
-  const demoPort = await unusedLocalPort();
-  demo = `http://localhost:${demoPort}`;
-  const gatewayPort = await unusedLocalPort();
-  gateway = `http://localhost:${gatewayPort}`;
-  child = spawn(
-    process.execPath,
-    ['--conditions=@gateway/source', '--import', 'tsx', 'services/all-in-one/src/main.ts'],
-    {
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(gatewayPort),
-        DEMO_PLATFORM_PORT: String(demoPort),
-        AUTH_HANDOFF_TTL_SECONDS: String(HANDOFF_TTL_SECONDS),
-        GATEWAY_DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor(async () => output.includes('Ctrl-C stops everything'), {
-    timeoutMs: 90_000,
-    intervalMs: 200,
-    what: 'the first-run banner',
-  }).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${output}`);
-  });
+  embedded = await startEmbeddedProcess({ AUTH_HANDOFF_TTL_SECONDS: String(HANDOFF_TTL_SECONDS) });
+  ({ demo, gateway } = embedded);
   browser = await launchTestBrowser();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  if (child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  await rm(dataDir, { recursive: true, force: true });
+  await embedded?.stop();
 });
 
 describe('the demo platform in Chromium', () => {
@@ -295,32 +257,5 @@ async function expectSignedOut(context: ChromiumContext) {
   expect(names).not.toContain(SESSION_COOKIE);
 }
 
-async function readSecrets(): Promise<Record<string, string>> {
-  return JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8')) as Record<
-    string,
-    string
-  >;
-}
-
-/** An admin API call with a token of the development identity service's machine client. */
-async function admin(method: string, path: string, body?: unknown): Promise<Response> {
-  const secrets = await readSecrets();
-  const token = await fetch(`${gateway}/api/auth/env/PROD/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`gateway-admin:${secrets.DEV_IDENTITY_ADMIN_CLIENT_SECRET}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      scope: 'platforms:admin onboarding:schema:read onboarding:schema:write',
-      resource: 'http://localhost:8080',
-    }),
-  });
-  const { access_token: accessToken } = (await token.json()) as { access_token: string };
-  return fetch(`${gateway}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
+const readSecrets = () => embedded.secrets();
+const admin = (method: string, path: string, body?: unknown) => embedded.admin(method, path, body);

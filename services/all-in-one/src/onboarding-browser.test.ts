@@ -1,10 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { launchTestBrowser, unusedLocalPort, waitFor, type TestChromium } from '@gateway/testkit';
+import { launchTestBrowser, unusedLocalPort, type TestChromium } from '@gateway/testkit';
+import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-process.js';
 
 // Issue 5's end-to-end proof in a real browser (Chromium): the embedded default as
 // `pnpm start` runs it, with the development identity service and its onboarding page on the
@@ -12,41 +9,16 @@ import { launchTestBrowser, unusedLocalPort, waitFor, type TestChromium } from '
 // onboarding page, then fills a central-mode platform field, and lands on the platform's
 // callback with a handoff whose exchange reports onboarding COMPLETE.
 
-let child: ChildProcess;
-let dataDir: string;
+let embedded: EmbeddedProcess;
 let origin: string;
-let output = '';
 let browser: TestChromium;
 /** The platform's callback: a real listener that only shows the browser arrived. */
 let platform: Server;
 let platformOrigin: string;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'gateway-onboarding-browser-'));
-  const port = await unusedLocalPort();
-  origin = `http://localhost:${port}`;
-  child = spawn(
-    process.execPath,
-    ['--conditions=@gateway/source', '--import', 'tsx', 'services/all-in-one/src/main.ts'],
-    {
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(port),
-        DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
-        GATEWAY_DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor(
-    async () => (await fetch(`${origin}/health/ready`).catch(() => undefined))?.status === 200,
-    { timeoutMs: 90_000, intervalMs: 250, what: 'the embedded gateway to answer ready' },
-  ).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${output}`);
-  });
+  embedded = await startEmbeddedProcess();
+  origin = embedded.gateway;
   browser = await launchTestBrowser();
   platform = createServer((_req, res) => res.end('platform callback'));
   const platformPort = await unusedLocalPort();
@@ -57,42 +29,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => platform?.close(resolve));
-  if (child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  await rm(dataDir, { recursive: true, force: true });
+  await embedded?.stop();
 });
-
-async function adminCall(method: string, path: string, body: unknown): Promise<Response> {
-  const secrets = JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8')) as Record<
-    string,
-    string
-  >;
-  const token = await fetch(`${origin}/api/auth/env/PROD/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`gateway-admin:${secrets.DEV_IDENTITY_ADMIN_CLIENT_SECRET}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      scope: 'platforms:admin onboarding:schema:read onboarding:schema:write',
-      resource: 'http://localhost:8080',
-    }),
-  });
-  const { access_token: accessToken } = (await token.json()) as { access_token: string };
-  return fetch(`${origin}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
 
 describe('the identity UI onboarding page in Chromium', () => {
   it('stops a sign-in for a required global field, then a central platform field, and hands off COMPLETE', async () => {
-    const created = await adminCall('POST', '/v1/platforms', {
+    const created = await embedded.admin('POST', '/v1/platforms', {
       platformKey: 'CLUB',
       displayName: 'The Club',
       defaultOnboardingMode: 'central',
@@ -112,7 +54,7 @@ describe('the identity UI onboarding page in Chromium', () => {
         credentials: { clientId: string; clientSecret: string }[];
       }
     ).credentials;
-    const global = await adminCall('POST', '/v1/admin/onboarding/global-fields', {
+    const global = await embedded.admin('POST', '/v1/admin/onboarding/global-fields', {
       profileFieldKey: 'lastName',
       label: 'Family name',
       fieldType: 'TEXT',
@@ -120,7 +62,7 @@ describe('the identity UI onboarding page in Chromium', () => {
       placeholder: 'As in your passport',
     });
     expect(global.status).toBe(201);
-    const field = await adminCall('POST', '/v1/platforms/CLUB/onboarding/fields', {
+    const field = await embedded.admin('POST', '/v1/platforms/CLUB/onboarding/fields', {
       fieldKey: 'memberSince',
       label: 'Member since',
       fieldType: 'DATE',
