@@ -7,7 +7,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export type SplitPorts = { edge: number; registry: number; authFlow: number; onboarding: number };
 
 export type SplitDeployment = {
-  processes: Record<keyof SplitPorts, ChildProcess> & { extraEdges: ChildProcess[] };
+  processes: Record<keyof SplitPorts, ChildProcess> & {
+    extraEdges: ChildProcess[];
+    extraAuthFlows: ChildProcess[];
+  };
   /** Sends SIGTERM to every process and waits for them to exit. */
   stop(): Promise<void>;
 };
@@ -21,6 +24,12 @@ export function startSplitDeployment(options: {
   ports: SplitPorts;
   /** More edge instances, stateless like the first (scale-out). */
   extraEdgePorts?: number[];
+  /**
+   * More auth-flow instances (scale-out, issue 7). The edge's AUTH_FLOW_SERVICE_URL names
+   * one instance, so the i-th extra edge is pointed at the i-th extra auth-flow when there
+   * is one (docs/decisions.md); the rest use the first auth-flow.
+   */
+  extraAuthFlowPorts?: number[];
   env: NodeJS.ProcessEnv;
   onLine?: (service: string, line: string) => void;
 }): SplitDeployment {
@@ -32,11 +41,20 @@ export function startSplitDeployment(options: {
     AUTH_FLOW_SERVICE_URL: internal(ports.authFlow),
     ONBOARDING_SERVICE_URL: internal(ports.onboarding),
   };
-  const start = (name: string, entry: string, port: number): ChildProcess => {
+  const start = (
+    name: string,
+    entry: string,
+    port: number,
+    overrides: NodeJS.ProcessEnv = {},
+  ): ChildProcess => {
     const child = spawn(
       process.execPath,
       ['--conditions=@gateway/source', '--import', 'tsx', entry],
-      { cwd: root, env: { ...serviceEnv, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
+      {
+        cwd: root,
+        env: { ...serviceEnv, ...overrides, PORT: String(port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     for (const stream of [child.stdout, child.stderr]) {
       if (stream === null) continue;
@@ -49,9 +67,18 @@ export function startSplitDeployment(options: {
     authFlow: start('auth-flow', 'services/auth-flow/src/main.ts', ports.authFlow),
     onboarding: start('onboarding', 'services/onboarding/src/main.ts', ports.onboarding),
     edge: start('edge', 'services/edge/src/main.ts', ports.edge),
-    extraEdges: (options.extraEdgePorts ?? []).map((port, index) =>
-      start(`edge-${index + 2}`, 'services/edge/src/main.ts', port),
+    extraAuthFlows: (options.extraAuthFlowPorts ?? []).map((port, index) =>
+      start(`auth-flow-${index + 2}`, 'services/auth-flow/src/main.ts', port),
     ),
+    extraEdges: (options.extraEdgePorts ?? []).map((port, index) => {
+      const authFlowPort = options.extraAuthFlowPorts?.[index];
+      return start(
+        `edge-${index + 2}`,
+        'services/edge/src/main.ts',
+        port,
+        authFlowPort === undefined ? {} : { AUTH_FLOW_SERVICE_URL: internal(authFlowPort) },
+      );
+    }),
   };
   return {
     processes,
@@ -63,6 +90,7 @@ export function startSplitDeployment(options: {
           processes.onboarding,
           processes.edge,
           ...processes.extraEdges,
+          ...processes.extraAuthFlows,
         ].map(
           (child) =>
             new Promise<void>((resolve) => {

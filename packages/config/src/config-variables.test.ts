@@ -143,6 +143,7 @@ function sampleValue(name: string): string {
     DATABASE_TIMEOUT_MS: '3500',
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318',
     OTEL_SERVICE_NAME: 'gateway',
+    METRICS_PORT: '9464',
     TRUSTED_PROXIES: '10.0.0.0/8,::1,loopback',
     RATE_LIMIT_WINDOW_SECONDS: '30',
     RATE_LIMIT_BROWSER_PER_IP: '100',

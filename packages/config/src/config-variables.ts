@@ -194,6 +194,13 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
   ),
   variable('OTEL_SERVICE_NAME', 'otelServiceName', 'Service name reported to OpenTelemetry.'),
   variable(
+    'METRICS_PORT',
+    'metricsPort',
+    'Port (1 to 65535) of a separate HTTP listener serving the metrics in the Prometheus text ' +
+      'format at `/metrics`; it must differ from PORT. Unset: no Prometheus endpoint (metrics ' +
+      'still go over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set).',
+  ),
+  variable(
     'TRUSTED_PROXIES',
     'trustedProxies',
     'Reverse proxies whose `X-Forwarded-For`/`-Proto`/`-Host` are believed: IP addresses, CIDR ' +

@@ -120,6 +120,7 @@ export const gatewayEnvSchema = z.object({
   RATE_LIMIT_SERVER_PER_IP: trimmed(integer(0, 1_000_000_000).default(120_000)),
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpUrl()),
   OTEL_SERVICE_NAME: optional(z.string()),
+  METRICS_PORT: optional(integer(1, 65535)),
 });
 
 /** The parsed environment, keyed by variable name. */

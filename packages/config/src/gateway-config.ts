@@ -49,6 +49,8 @@ export type GatewayConfig = {
   readonly databaseTimeoutMs: number;
   readonly otlpEndpoint: string | undefined;
   readonly otelServiceName: string | undefined;
+  /** Port of the Prometheus `/metrics` endpoint; undefined: no endpoint. */
+  readonly metricsPort: number | undefined;
   /** Reverse proxies whose X-Forwarded-* headers are trusted (Express `trust proxy`). */
   readonly trustedProxies: readonly string[];
   /** Rate limits: requests per window (0 turns a limit off); see docs/decisions.md. */
@@ -94,6 +96,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     databaseTimeoutMs: env.DATABASE_TIMEOUT_MS,
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: env.OTEL_SERVICE_NAME,
+    metricsPort: env.METRICS_PORT,
     trustedProxies: Object.freeze(env.TRUSTED_PROXIES),
     rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
     rateLimitBrowserPerIp: env.RATE_LIMIT_BROWSER_PER_IP,

@@ -1,3 +1,4 @@
+import { failDependencySpan, startDependencySpan } from '@gateway/telemetry';
 import { Redis } from 'ioredis';
 
 export type RedisConnectionOptions = {
@@ -22,9 +23,38 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     commandTimeout: options.timeoutMs,
     keyPrefix: options.keyPrefix ?? '',
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    // Issue 7: a command whose caller already got its time-out error must not run later. By
+    // default ioredis re-sends unanswered commands after a reconnect, so a handoff consume
+    // answered 503 would still redeem the code once Redis is back, and the code be lost.
+    autoResendUnfulfilledCommands: false,
   });
   // Without a listener ioredis reports every failed reconnect as an unhandled error.
   redis.on('error', () => undefined);
+  traceCommands(redis);
   await redis.connect();
   return redis;
+}
+
+/**
+ * A `redis.<command>` CLIENT span per command sent (pipelines and MULTI excepted), with the
+ * command name only: never keys or values. A failure other than Redis's own reply (e.g. the
+ * NOSCRIPT that makes ioredis fall back from EVALSHA to EVAL) is a `redis` dependency error.
+ */
+export function traceCommands(redis: Redis): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, stream) => {
+    const span = startDependencySpan(`redis.${command.name}`, {
+      'db.system.name': 'redis',
+      'db.operation.name': command.name.toUpperCase(),
+    });
+    const answer = send(command, stream);
+    command.promise.then(
+      () => span.end(),
+      (error: unknown) => {
+        const reply = (error as { name?: unknown } | null)?.name === 'ReplyError';
+        failDependencySpan(span, error, reply ? undefined : 'redis');
+      },
+    );
+    return answer;
+  };
 }

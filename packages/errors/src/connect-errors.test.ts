@@ -35,6 +35,16 @@ function routes(router: ConnectRouter): void {
           );
         case 'bug':
           throw new Error('connection string postgres://user:hunter2@db/x broke');
+        case 'redis-down':
+          throw new Error("Stream isn't writeable and enableOfflineQueue options is false");
+        case 'postgres-down':
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+            code: 'ECONNREFUSED',
+          });
+        case 'statement-timeout':
+          throw Object.assign(new Error('canceling statement due to statement timeout'), {
+            code: '57014',
+          });
         default:
           return { status: HealthCheckResponse_ServingStatus.SERVING };
       }
@@ -91,6 +101,21 @@ describe('errors across Connect', () => {
     expect(error.toBody()).toEqual({ code: 'INTERNAL_ERROR', message: 'Internal error.' });
     expect(unexpected).toEqual(['grpc.health.v1.Health/Check']);
   });
+
+  it.each(['redis-down', 'postgres-down', 'statement-timeout'])(
+    'a service whose PostgreSQL or Redis fails answers SERVICE_UNAVAILABLE, not a 500 (issue 7: %s)',
+    async (service) => {
+      const client = createClient(Health, transports()['connect over HTTP/2']);
+      const failure = await client.check({ service }).catch((e: unknown) => e);
+      expect((failure as ConnectError).code).toBe(Code.Unavailable);
+      const error = fromConnectError(failure);
+      expect(error.status).toBe(503);
+      expect(error.toBody()).toEqual({
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'A gateway dependency is unavailable.',
+      });
+    },
+  );
 
   it('an unreachable service becomes SERVICE_UNAVAILABLE', async () => {
     const client = createClient(

@@ -63,6 +63,39 @@ function hasNetworkFailureCause(error: unknown): boolean {
   return false;
 }
 
+// Issue 7 (fail closed, never a 500 for an outage): a service whose PostgreSQL or Redis is
+// unreachable or too slow answers SERVICE_UNAVAILABLE (503 + Retry-After at the edge), not
+// INTERNAL_ERROR. Duck-typed like @gateway/db's isConnectionFailure (this package has no
+// dependency on the drivers): pg SQLSTATEs of a lost connection (08xxx, 57P01-57P03) and
+// of a statement cancelled by statement_timeout (57014); pg and knex time-outs and drops;
+// ioredis without a connection (no offline queue), or past its command time-out.
+const dependencyFailureSqlStates = /^(08...|57P0[123]|57014)$/;
+const dependencyFailureNames = new Set([
+  'DatabaseUnavailableError',
+  'KnexTimeoutError',
+  'MaxRetriesPerRequestError',
+]);
+const dependencyFailureMessages =
+  /Connection terminated|timeout expired|Connection ended unexpectedly|timeout exceeded when trying to connect|Stream isn't writeable|Connection is closed|Command timed out|max retries per request/i;
+
+function isDependencyFailure(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const { name, code, message, errors } = current as Record<string, unknown>;
+    if (typeof name === 'string' && dependencyFailureNames.has(name)) return true;
+    if (
+      typeof code === 'string' &&
+      (networkFailureCodes.has(code) || dependencyFailureSqlStates.test(code))
+    ) {
+      return true;
+    }
+    if (typeof message === 'string' && dependencyFailureMessages.test(message)) return true;
+    if (Array.isArray(errors) && errors.some(isDependencyFailure)) return true; // AggregateError
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /**
  * Turns whatever a Connect call threw back into a GatewayError. An error raised on purpose
  * by a service keeps its code, message and details. A service that cannot be reached or did
@@ -95,7 +128,8 @@ export function fromConnectError(error: unknown): GatewayError {
 /**
  * Server-side Connect interceptor: a GatewayError leaves the service as a Connect error with
  * its detail; a ConnectError passes as it is; any other failure is reported to `onUnexpected` (for the log, with its stack)
- * and leaves as a bare Internal error that reveals nothing.
+ * and leaves as SERVICE_UNAVAILABLE when PostgreSQL or Redis failed (issue 7), otherwise as
+ * a bare Internal error that reveals nothing.
  */
 export function createErrorInterceptor(options: {
   onUnexpected: (error: unknown, procedure: string) => void;
@@ -110,6 +144,11 @@ export function createErrorInterceptor(options: {
       if (error instanceof ConnectError) throw error;
       const procedure = `${request.service.typeName}/${request.method.name}`;
       options.onUnexpected(error, procedure);
+      if (isDependencyFailure(error)) {
+        throw toConnectError(
+          new GatewayError('SERVICE_UNAVAILABLE', 'A gateway dependency is unavailable.'),
+        );
+      }
       throw new ConnectError('Internal error.', Code.Internal);
     }
   };

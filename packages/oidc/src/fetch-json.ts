@@ -1,3 +1,5 @@
+import { failDependencySpan, startDependencySpan } from '@gateway/telemetry';
+
 /** The outcome of one bounded GET of a JSON document from an identity provider. */
 export type JsonFetchResult =
   | { ok: true; body: unknown }
@@ -10,9 +12,22 @@ export type JsonFetchResult =
 
 /**
  * GETs a JSON document within `timeoutMs` (connection, headers and body together). Redirects
- * are not followed: identity metadata is served where it is announced. Never throws.
+ * are not followed: identity metadata is served where it is announced. Never throws. Runs in
+ * an `oidc.get` span; a failure counts as an `identity` dependency error.
  */
 export async function fetchJson(url: string, timeoutMs: number): Promise<JsonFetchResult> {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  const span = startDependencySpan(
+    'oidc.get',
+    parsed === undefined ? {} : { 'server.address': parsed.hostname, 'url.path': parsed.pathname },
+  );
+  const result = await fetchJsonOnce(url, timeoutMs);
+  if (result.ok) span.end();
+  else failDependencySpan(span, result.cause ?? { name: 'InvalidResponse' }, 'identity');
+  return result;
+}
+
+async function fetchJsonOnce(url: string, timeoutMs: number): Promise<JsonFetchResult> {
   let response: Response;
   try {
     response = await fetch(url, {

@@ -1,4 +1,16 @@
-import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
+import { traceDependencyCall } from '@gateway/telemetry';
+
+/** jose's fetch of a key set, in an `oidc.jwks` span; a failed fetch is an identity error. */
+const tracedFetch = (url: string, init: RequestInit): Promise<Response> => {
+  const { hostname, pathname } = new URL(url);
+  return traceDependencyCall(
+    'oidc.jwks',
+    { 'server.address': hostname, 'url.path': pathname },
+    () => fetch(url, init),
+    () => 'identity',
+  );
+};
 
 export type JwksCache = {
   /** The key set of one jwks_uri; the same instance (and fetched keys) for the same uri. */
@@ -25,6 +37,7 @@ export function createJwksCache(options: {
           timeoutDuration: options.timeoutMs,
           cooldownDuration: options.cooldownMs ?? 30_000,
           cacheMaxAge: options.cacheMaxAgeMs ?? 10 * 60_000,
+          [customFetch]: tracedFetch,
         });
         keySets.set(jwksUri, keySet);
       }

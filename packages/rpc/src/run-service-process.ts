@@ -33,6 +33,7 @@ export async function runServiceProcess(options: {
   startTelemetry({
     serviceName: config.otelServiceName ?? `gateway-${options.service}`,
     ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
+    ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
   });
   const logger = createLogger({ service: options.service, level: config.logLevel });
   const started = await options.start({ config, logger });

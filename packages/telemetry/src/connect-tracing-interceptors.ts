@@ -1,4 +1,4 @@
-import { ConnectError } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { Interceptor, StreamRequest, UnaryRequest } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import {
@@ -18,6 +18,7 @@ import {
   ATTR_SERVER_ADDRESS,
   ATTR_SERVER_PORT,
 } from '@opentelemetry/semantic-conventions';
+import { gatewayMetrics } from './gateway-metrics.js';
 
 /** Tracer (instrumentation scope) used when the caller does not pass one. */
 export const RPC_TRACER_NAME = '@gateway/telemetry/connect';
@@ -57,19 +58,31 @@ function serverAttributes(url: string): Attributes {
 }
 
 /** Marks the span failed with the Connect code (`not_found`, `unavailable`, ...). */
-function recordRpcError(span: Span, error: unknown): void {
+function recordRpcError(span: Span, error: unknown): ConnectError {
   const connectError = ConnectError.from(error);
   const code = codeToString(connectError.code);
   span.setAttributes({ [ATTR_RPC_STATUS_CODE]: code, [ATTR_ERROR_TYPE]: code });
   span.recordException(connectError);
   span.setStatus({ code: SpanStatusCode.ERROR, message: connectError.message });
+  return connectError;
 }
 
-async function runInSpan<T>(span: Span, call: () => Promise<T>): Promise<T> {
+/**
+ * A called service that could not answer (unreachable, or past the deadline), as opposed to
+ * one that answered an error on purpose (those carry the gateway's error detail).
+ */
+function isUnanswered(error: ConnectError): boolean {
+  const timedOutOrUnreachable =
+    error.code === Code.Unavailable || error.code === Code.DeadlineExceeded;
+  return timedOutOrUnreachable && error.details.length === 0;
+}
+
+async function runInSpan<T>(span: Span, call: () => Promise<T>, client = false): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    recordRpcError(span, error);
+    const connectError = recordRpcError(span, error);
+    if (client && isUnanswered(connectError)) gatewayMetrics.recordDependencyError('service');
     throw error;
   } finally {
     span.end();
@@ -91,7 +104,7 @@ export function createClientTracingInterceptor(options: RpcTracingOptions = {}):
     });
     const callContext = trace.setSpan(context.active(), span);
     propagation.inject(callContext, req.header, headerSetter);
-    return runInSpan(span, () => context.with(callContext, () => next(req)));
+    return runInSpan(span, () => context.with(callContext, () => next(req)), true);
   };
 }
 

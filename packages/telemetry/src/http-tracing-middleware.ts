@@ -15,6 +15,7 @@ import {
   ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
 import type { Request, RequestHandler, Response } from 'express';
+import { gatewayMetrics } from './gateway-metrics.js';
 import { matchedRoute, requestPathWithoutQuery } from './request-path.js';
 
 /** Tracer (instrumentation scope) used when the caller does not pass one. */
@@ -57,11 +58,13 @@ function defaultSpanName(req: Request): string {
 /**
  * A SERVER span per request, child of the caller's `traceparent` when sent. Records method,
  * path (never the query string), route and status; 5xx marks the span as failed. The rest of
- * the middleware chain runs inside the span's context.
+ * the middleware chain runs inside the span's context. The duration also goes to the
+ * `gateway.http.server.duration` histogram, with the span's final name as `operation`.
  */
 export function createHttpTracingMiddleware(options: HttpTracingOptions = {}): RequestHandler {
   const nameOf = options.spanName ?? defaultSpanName;
   return function traceHttpRequest(req, res, next) {
+    const startedAt = performance.now();
     const tracer = options.tracer ?? trace.getTracer(HTTP_TRACER_NAME);
     const callerContext = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = tracer.startSpan(
@@ -92,8 +95,10 @@ export function createHttpTracingMiddleware(options: HttpTracingOptions = {}): R
           span.setStatus({ code: SpanStatusCode.ERROR });
         }
       }
-      span.updateName(entry.name ?? nameOf(req));
+      const name = entry.name ?? nameOf(req);
+      span.updateName(name);
       span.end();
+      gatewayMetrics.recordHttpServerDuration(name, res.statusCode, performance.now() - startedAt);
     };
     res.once('finish', endSpan);
     res.once('close', endSpan);

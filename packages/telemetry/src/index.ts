@@ -1,5 +1,13 @@
 export { startTelemetry, getTracer, flushTelemetry, shutdownTelemetry } from './start-telemetry.js';
 export type { Telemetry, TelemetryOptions } from './start-telemetry.js';
+export { gatewayMetrics, GATEWAY_METER_NAME } from './gateway-metrics.js';
+export type { DependencyName } from './gateway-metrics.js';
+export {
+  DEPENDENCY_TRACER_NAME,
+  failDependencySpan,
+  startDependencySpan,
+  traceDependencyCall,
+} from './dependency-spans.js';
 export { createLogger, REDACTED, REDACTED_PATHS } from './logger.js';
 export type { Logger, LoggerCreateOptions } from './logger.js';
 export { activeTraceFields } from './active-trace-fields.js';

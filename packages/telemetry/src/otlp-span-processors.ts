@@ -17,6 +17,18 @@ export function otlpTracesUrl(endpoint: string): string {
   return url.toString();
 }
 
+/**
+ * The metrics URL of the same endpoint: a base endpoint gets `/v1/metrics`, a traces URL
+ * (`.../v1/traces`) its metrics sibling, any other path `/v1/metrics` appended.
+ */
+export function otlpMetricsUrl(endpoint: string): string {
+  const url = new URL(otlpTracesUrl(endpoint));
+  url.pathname = url.pathname.endsWith('/v1/traces')
+    ? url.pathname.replace(/\/v1\/traces$/, '/v1/metrics')
+    : `${url.pathname.replace(/\/$/, '')}/v1/metrics`;
+  return url.toString();
+}
+
 interface SharedProcessor {
   readonly processor: SpanProcessor;
   users: number;

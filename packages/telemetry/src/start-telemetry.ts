@@ -1,4 +1,4 @@
-import { context, diag, propagation, trace } from '@opentelemetry/api';
+import { context, diag, metrics, propagation, trace } from '@opentelemetry/api';
 import type { Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -6,11 +6,17 @@ import {
   W3CBaggagePropagator,
   W3CTraceContextPropagator,
 } from '@opentelemetry/core';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { IMetricReader } from '@opentelemetry/sdk-metrics';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import { OtlpSpanProcessors, otlpTracesUrl } from './otlp-span-processors.js';
+import { resetGatewayInstruments } from './gateway-metrics.js';
+import { OtlpSpanProcessors, otlpMetricsUrl, otlpTracesUrl } from './otlp-span-processors.js';
 import { RecordWhileExportingSampler } from './record-while-exporting-sampler.js';
 import { SwitchableSpanProcessor } from './switchable-span-processor.js';
 
@@ -21,6 +27,18 @@ export interface TelemetryOptions {
   otlpEndpoint?: string;
   /** Extra processors, e.g. a SimpleSpanProcessor over an InMemorySpanExporter in tests. */
   spanProcessors?: SpanProcessor[];
+  /**
+   * Serves the metrics in the Prometheus text format on this port (`/metrics`), apart from
+   * the gateway's own port. Unset: no Prometheus endpoint. Only the first call of a process
+   * sets up metrics (see `metricReaders`).
+   */
+  metricsPort?: number;
+  /**
+   * Extra metric readers, e.g. an in-memory reader in tests. Metrics (these readers, the
+   * Prometheus endpoint and the OTLP metric exporter) are set up by the call that registers
+   * the process's providers; later calls only share them.
+   */
+  metricReaders?: IMetricReader[];
 }
 
 export interface Telemetry {
@@ -31,6 +49,7 @@ export interface Telemetry {
 
 interface ProcessTelemetry {
   readonly provider: NodeTracerProvider;
+  readonly meterProvider: MeterProvider;
   readonly processors: SwitchableSpanProcessor;
   readonly otlp: OtlpSpanProcessors;
   readonly handles: Set<Telemetry>;
@@ -38,10 +57,39 @@ interface ProcessTelemetry {
 
 let processTelemetry: ProcessTelemetry | undefined;
 
-function registerProcessTelemetry(serviceName: string): ProcessTelemetry {
+/** Metric readers of the process: the test's, Prometheus on its own port, OTLP every minute. */
+function metricReadersFor(options: TelemetryOptions): IMetricReader[] {
+  const readers = [...(options.metricReaders ?? [])];
+  if (options.metricsPort !== undefined) {
+    readers.push(
+      new PrometheusExporter({ port: options.metricsPort }, (error) => {
+        if (error) diag.error('the Prometheus metrics endpoint failed to start', error);
+      }),
+    );
+  }
+  if (options.otlpEndpoint !== undefined) {
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: otlpMetricsUrl(options.otlpEndpoint) }),
+      }),
+    );
+  }
+  return readers;
+}
+
+function createMeterProvider(resource: Resource, options: TelemetryOptions): MeterProvider {
+  const meterProvider = new MeterProvider({ resource, readers: metricReadersFor(options) });
+  metrics.setGlobalMeterProvider(meterProvider);
+  resetGatewayInstruments();
+  return meterProvider;
+}
+
+function registerProcessTelemetry(options: TelemetryOptions): ProcessTelemetry {
   const processors = new SwitchableSpanProcessor();
+  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName });
+  const meterProvider = createMeterProvider(resource, options);
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
+    resource,
     sampler: new RecordWhileExportingSampler(processors),
     spanProcessors: [processors],
   });
@@ -51,7 +99,13 @@ function registerProcessTelemetry(serviceName: string): ProcessTelemetry {
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),
   });
-  return { provider, processors, otlp: new OtlpSpanProcessors(processors), handles: new Set() };
+  return {
+    provider,
+    meterProvider,
+    processors,
+    otlp: new OtlpSpanProcessors(processors),
+    handles: new Set(),
+  };
 }
 
 /** The globals go first, so a `startTelemetry` during the flush starts afresh. */
@@ -61,6 +115,8 @@ function unregisterProcessTelemetry(owner: ProcessTelemetry): void {
   trace.disable();
   propagation.disable();
   context.disable();
+  metrics.disable();
+  resetGatewayInstruments();
 }
 
 async function settle(label: string, work: Promise<unknown>[]): Promise<void> {
@@ -70,7 +126,7 @@ async function settle(label: string, work: Promise<unknown>[]): Promise<void> {
 }
 
 /**
- * Starts tracing for one service. The first call in a process registers the global tracer
+ * Starts tracing and metrics for one service. The first call in a process registers the global tracer
  * provider (AsyncLocalStorage context, W3C trace-context + baggage propagation) with
  * `service.name` = `serviceName`; later calls (the all-in-one process runs four services)
  * reuse it and only add their processors. Without any processor spans are not recorded.
@@ -78,7 +134,14 @@ async function settle(label: string, work: Promise<unknown>[]): Promise<void> {
 export function startTelemetry(options: TelemetryOptions): Telemetry {
   const otlpUrl =
     options.otlpEndpoint === undefined ? undefined : otlpTracesUrl(options.otlpEndpoint);
-  const owner = processTelemetry ?? registerProcessTelemetry(options.serviceName);
+  const registered = processTelemetry;
+  if (
+    registered !== undefined &&
+    (options.metricsPort !== undefined || (options.metricReaders?.length ?? 0) > 0)
+  ) {
+    diag.warn('telemetry: metrics are set up by the first startTelemetry of the process');
+  }
+  const owner = registered ?? registerProcessTelemetry(options);
   processTelemetry = owner;
 
   const extraProcessors = [...(options.spanProcessors ?? [])];
@@ -98,7 +161,9 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
           ...extraProcessors.map((processor) => processor.shutdown()),
           ...(otlpUrl === undefined ? [] : [owner.otlp.release(otlpUrl)]),
         ]);
-        if (last) await settle('shutdown', [owner.provider.shutdown()]);
+        if (last) {
+          await settle('shutdown', [owner.provider.shutdown(), owner.meterProvider.shutdown()]);
+        }
       })();
       return stopping;
     },
@@ -114,7 +179,12 @@ export function getTracer(name: string): Tracer {
 
 /** Exports every span that has ended so far, e.g. before a process hands over to another. */
 export async function flushTelemetry(): Promise<void> {
-  if (processTelemetry) await settle('flush', [processTelemetry.provider.forceFlush()]);
+  if (processTelemetry) {
+    await settle('flush', [
+      processTelemetry.provider.forceFlush(),
+      processTelemetry.meterProvider.forceFlush(),
+    ]);
+  }
 }
 
 /**

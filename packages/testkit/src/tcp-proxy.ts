@@ -6,7 +6,13 @@ export type TcpProxy = {
   port: number;
   /** Cuts the link: open connections are destroyed and new ones are refused. */
   cut(): Promise<void>;
-  /** Accepts connections again on the same port. */
+  /**
+   * Stalls the link (issue 7): connections stay open and new ones are accepted, but no byte
+   * goes through either way, as with a dependency that hangs. `restore` ends the stall by
+   * dropping every held connection.
+   */
+  stall(): Promise<void>;
+  /** Accepts connections again on the same port (after `cut`), or ends a `stall`. */
   restore(): Promise<void>;
   close(): Promise<void>;
 };
@@ -19,9 +25,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let stalled = false;
 
   const listen = async (): Promise<void> => {
     const next = createServer((client) => {
+      if (stalled) {
+        sockets.add(client);
+        client.pause();
+        client.on('error', () => client.destroy());
+        client.on('close', () => sockets.delete(client));
+        return;
+      }
       const upstream = createConnection(target);
       sockets.add(client);
       sockets.add(upstream);
@@ -42,11 +56,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     port = (next.address() as AddressInfo).port;
     server = next;
   };
-  const stop = async (): Promise<void> => {
-    const current = server;
-    server = undefined;
+  const dropAll = (): void => {
     for (const socket of sockets) socket.destroy();
     sockets.clear();
+  };
+  const stop = async (): Promise<void> => {
+    stalled = false;
+    const current = server;
+    server = undefined;
+    dropAll();
     if (current !== undefined) await new Promise<void>((resolve) => current.close(() => resolve()));
   };
 
@@ -56,7 +74,21 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       return port;
     },
     cut: stop,
-    restore: listen,
+    stall: () => {
+      stalled = true;
+      for (const socket of sockets) {
+        socket.unpipe();
+        socket.pause();
+      }
+      return Promise.resolve();
+    },
+    restore: async () => {
+      if (server === undefined) return listen();
+      if (stalled) {
+        stalled = false;
+        dropAll();
+      }
+    },
     close: stop,
   };
 }

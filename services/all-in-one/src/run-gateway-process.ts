@@ -49,6 +49,7 @@ export async function runGatewayProcess(
   startTelemetry({
     serviceName: config.otelServiceName ?? 'gateway',
     ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
+    ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
   });
   const logger = createLogger({ service: 'gateway', level: config.logLevel });
   const db = await createDatabase(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { GatewayError } from '@gateway/errors';
 import type { DiscoveryCache, DiscoveryDocument, JwksCache } from '@gateway/oidc';
+import { traceDependencyCall } from '@gateway/telemetry';
 
 /** Spec 4.2 step 3: the only ID token algorithms accepted. */
 export const idTokenAlgorithms = ['EdDSA', 'RS256', 'ES256'];
@@ -72,7 +73,8 @@ function basicAuthorization(clientId: string, clientSecret: string): string {
  * client_secret_basic and the PKCE verifier. A refusal by the provider is 401
  * AUTHORIZATION_CODE_EXCHANGE_FAILED; an unreachable or failing provider 503
  * IDENTITY_UNAVAILABLE; a response without an ID token 401 TOKEN_RESPONSE_INVALID.
- * The access token of the response is ignored.
+ * The access token of the response is ignored. Runs in an `oidc.token` span (endpoint host
+ * and path only); an unavailable provider counts as an `identity` dependency error.
  */
 export async function exchangeAuthorizationCode(
   document: DiscoveryDocument,
@@ -80,6 +82,25 @@ export async function exchangeAuthorizationCode(
   request: { code: string; redirectUri: string; codeVerifier: string; timeoutMs: number },
 ): Promise<string> {
   const tokenEndpoint = requireEndpoint(document, 'token_endpoint');
+  const endpoint = URL.canParse(tokenEndpoint) ? new URL(tokenEndpoint) : undefined;
+  return traceDependencyCall(
+    'oidc.token',
+    endpoint === undefined
+      ? {}
+      : { 'server.address': endpoint.hostname, 'url.path': endpoint.pathname },
+    () => requestIdToken(tokenEndpoint, client, request),
+    (error) =>
+      error instanceof GatewayError && error.code === 'IDENTITY_UNAVAILABLE'
+        ? 'identity'
+        : undefined,
+  );
+}
+
+async function requestIdToken(
+  tokenEndpoint: string,
+  client: EnvironmentClient,
+  request: { code: string; redirectUri: string; codeVerifier: string; timeoutMs: number },
+): Promise<string> {
   let response: Response;
   try {
     response = await fetch(tokenEndpoint, {

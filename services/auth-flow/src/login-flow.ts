@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hashToken, randomToken, verifyTokenAgainstHash } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
+import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import {
@@ -15,6 +16,8 @@ import { grantRole, permissionsOf, PLATFORM_ADMIN, provisionUser } from './users
 
 /** A bound transaction stays readable this long after the callback (onboarding pages). */
 const RESUME_WINDOW_MS = 60 * 60 * 1000;
+
+type SignInOutcome = 'handoff' | 'onboarding_global' | 'onboarding_platform';
 
 export type LoginFlow = ReturnType<typeof createLoginFlow>;
 
@@ -71,8 +74,28 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     return { authorizeUrl, transactionId: id };
   }
 
-  /** Spec 4.2. */
+  /**
+   * Spec 4.2, counted in `gateway.signin.outcomes`: `handoff`, `onboarding_global`,
+   * `onboarding_platform`, or the error code of a failed callback.
+   */
   async function completeLogin(request: { code: string; state: string }) {
+    try {
+      const answer = await runCallback(request);
+      gatewayMetrics.recordSignInOutcome(answer.outcome);
+      return {
+        redirectUrl: answer.redirectUrl,
+        sessionToken: answer.sessionToken,
+        sessionExpiresAt: answer.sessionExpiresAt,
+      };
+    } catch (error) {
+      gatewayMetrics.recordSignInOutcome(
+        error instanceof GatewayError ? error.code : 'INTERNAL_ERROR',
+      );
+      throw error;
+    }
+  }
+
+  async function runCallback(request: { code: string; state: string }) {
     const at = now();
     const transaction = await store.consumeTransaction(hashToken(request.state), at.getTime());
     if (transaction === undefined) {
@@ -169,12 +192,13 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     }
     if (bound === 'not_found') throw new GatewayError('NOT_FOUND', 'The login expired.');
     // Steps 6 and 8.
-    const redirectUrl = await nextStep(
+    const { redirectUrl, outcome } = await nextStep(
       { ...transaction, userId: user.id, sessionId },
       client.issuer,
       sessionToken,
     );
     return {
+      outcome,
       redirectUrl,
       sessionToken,
       sessionExpiresAt: new Date(session.expiresAt).toISOString(),
@@ -210,7 +234,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     if (platform.platform?.active !== true)
       throw new GatewayError('NOT_FOUND', 'Unknown or inactive platform.');
     const client = await environments.get(transaction.environmentKey);
-    return nextStep(transaction, client.issuer, request.sessionToken);
+    return (await nextStep(transaction, client.issuer, request.sessionToken)).redirectUrl;
   }
 
   /**
@@ -224,7 +248,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     transaction: TransactionRecord & { userId: string | null; sessionId: string | null },
     issuer: string,
     sessionToken: string,
-  ): Promise<string> {
+  ): Promise<{ redirectUrl: string; outcome: SignInOutcome }> {
     if (transaction.userId === null || transaction.sessionId === null)
       throw new Error('transaction not bound');
     const { status: evaluation } = await deps.onboarding.bootstrapMembership({
@@ -232,17 +256,27 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       platformKey: transaction.platformKey,
     });
     if (evaluation === undefined) throw new Error('onboarding answered no status');
-    const page = (scope: 'global' | 'platform') =>
-      onboardingPageUrl(issuer, {
+    const page = (scope: 'global' | 'platform') => ({
+      redirectUrl: onboardingPageUrl(issuer, {
         platformKey: transaction.platformKey,
         transactionId: transaction.id,
         scope,
-      });
+      }),
+      outcome: `onboarding_${scope}` as const,
+    });
     if (evaluation.globalMissingFields.length > 0) return page('global');
     if (transaction.onboardingMode === 'central' && evaluation.platformMissingFields.length > 0) {
       return page('platform');
     }
-    return issueHandoff(transaction, transaction.userId, transaction.sessionId, sessionToken);
+    return {
+      redirectUrl: await issueHandoff(
+        transaction,
+        transaction.userId,
+        transaction.sessionId,
+        sessionToken,
+      ),
+      outcome: 'handoff',
+    };
   }
 
   /** Spec 2.9: a handoff code, stored as a hash, single use, at most one per transaction. */

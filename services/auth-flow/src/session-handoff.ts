@@ -1,5 +1,6 @@
 import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
+import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { findUser } from './users.js';
@@ -17,6 +18,17 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
    * a code presented by the wrong key is spent all the same (fail closed) and answers 404.
    */
   async function exchange(request: { code: string; platformKey: string; callbackUrl: string }) {
+    try {
+      const answer = await redeem(request);
+      gatewayMetrics.recordHandoffRedemption('redeemed');
+      return answer;
+    } catch (error) {
+      gatewayMetrics.recordHandoffRedemption('refused');
+      throw error;
+    }
+  }
+
+  async function redeem(request: { code: string; platformKey: string; callbackUrl: string }) {
     const at = now().getTime();
     const invalid = () => new GatewayError('NOT_FOUND', 'Invalid, expired or used handoff code.');
     const handoff = await store.redeemHandoff(hashToken(request.code), at);
@@ -72,6 +84,12 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
    * active; everything else is the same `{ active: false }`.
    */
   async function introspect(request: { token: string; platformKey: string }) {
+    const answer = await introspectToken(request);
+    gatewayMetrics.recordIntrospectResult(answer.active);
+    return answer;
+  }
+
+  async function introspectToken(request: { token: string; platformKey: string }) {
     const inactive = { active: false };
     const session = await store.getSession(hashToken(request.token), now().getTime());
     if (session === undefined || session.platformKey !== request.platformKey) return inactive;

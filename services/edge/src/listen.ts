@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 
@@ -21,11 +21,21 @@ export async function listen(app: Express, port: number, host?: string): Promise
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
+  // Issue 7 (SIGTERM drains): a keep-alive connection whose request was in flight at close
+  // goes idle when its response ends; close it then, instead of waiting for the client to
+  // drop it (or for the shutdown grace timer to exit 1).
+  let closing = false;
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    res.once('finish', () => {
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
   return {
     port: (server.address() as AddressInfo).port,
     server,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        closing = true;
         server.close((error) => (error === undefined ? resolve() : reject(error)));
         server.closeIdleConnections();
       }),

@@ -30,6 +30,7 @@ try {
 startTelemetry({
   serviceName: config.otelServiceName ?? 'gateway-edge',
   ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
+  ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
 });
 const logger = createLogger({ service: 'edge', level: config.logLevel });
 const remote = (url: string | undefined, name: keyof GatewayConfig) => {

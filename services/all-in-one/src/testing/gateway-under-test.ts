@@ -1,7 +1,7 @@
 import { loadConfig, type GatewayConfig } from '@gateway/config';
 import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { createDatabase, type Database } from '@gateway/db';
-import { createLogger } from '@gateway/telemetry';
+import { createLogger, type Logger } from '@gateway/telemetry';
 import {
   createTestDatabase,
   startTestOpenIdProvider,
@@ -9,6 +9,7 @@ import {
   type TestOpenIdProvider,
   type TestOpenIdProviderOptions,
 } from '@gateway/testkit';
+import type { Redis } from 'ioredis';
 import { startGateway, type RunningGateway } from '../gateway-runtime.js';
 
 export type ApiResponse = {
@@ -76,6 +77,8 @@ function callerOf(baseUrl: string, defaultToken: string): ApiCall {
 export async function startGatewayUnderTest(
   env: Record<string, string> = {},
   providerOptions: TestOpenIdProviderOptions = {},
+  /** A logger to read what the gateway logs (default: silent); Redis for the login state. */
+  runtime: { logger?: Logger; redis?: Redis } = {},
 ): Promise<GatewayUnderTest> {
   const provider = await startTestOpenIdProvider({ environmentKey: 'PROD', ...providerOptions });
   const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
@@ -97,8 +100,9 @@ export async function startGatewayUnderTest(
     const db = await createDatabase({ url: testDb.url, connectTimeoutMs: 2000 });
     const gateway = await startGateway({
       config: settings,
-      logger: quietLogger,
+      logger: runtime.logger ?? quietLogger,
       db,
+      ...(runtime.redis === undefined ? {} : { redis: runtime.redis }),
       port: 0,
     });
     return { db, gateway };

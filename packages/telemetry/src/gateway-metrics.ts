@@ -1,0 +1,98 @@
+import { metrics } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram } from '@opentelemetry/api';
+
+/** Meter (instrumentation scope) of the gateway's own instruments. */
+export const GATEWAY_METER_NAME = '@gateway/telemetry';
+
+/** What `gateway.dependency.errors` counts, by its `dependency` attribute. */
+export type DependencyName = 'postgres' | 'redis' | 'identity' | 'service';
+
+interface GatewayInstruments {
+  readonly httpServerDuration: Histogram;
+  readonly signInOutcomes: Counter;
+  readonly handoffRedemptions: Counter;
+  readonly introspectResults: Counter;
+  readonly dependencyErrors: Counter;
+}
+
+let instruments: GatewayInstruments | undefined;
+
+function createInstruments(): GatewayInstruments {
+  const meter = metrics.getMeter(GATEWAY_METER_NAME);
+  return {
+    httpServerDuration: meter.createHistogram('gateway.http.server.duration', {
+      description: 'Duration of edge HTTP requests, by operationId and status code.',
+      unit: 'ms',
+    }),
+    signInOutcomes: meter.createCounter('gateway.signin.outcomes', {
+      description: 'Completed sign-in callbacks by outcome: handoff, onboarding_*, or error code.',
+    }),
+    handoffRedemptions: meter.createCounter('gateway.handoff.redemptions', {
+      description: 'Handoff code exchanges by result: redeemed or refused.',
+    }),
+    introspectResults: meter.createCounter('gateway.introspect.results', {
+      description: 'Session introspections by answer (active true or false).',
+    }),
+    dependencyErrors: meter.createCounter('gateway.dependency.errors', {
+      description: 'Failed calls to a dependency: postgres, redis, identity or service.',
+    }),
+  };
+}
+
+/**
+ * The instruments, created once per registered meter provider (not per request). Instruments
+ * taken from the API before a provider is registered are no-ops for good, so startTelemetry
+ * calls `resetGatewayInstruments` whenever it registers or unregisters one.
+ */
+function gatewayInstruments(): GatewayInstruments {
+  return (instruments ??= createInstruments());
+}
+
+export function resetGatewayInstruments(): void {
+  instruments = undefined;
+}
+
+// Constant attribute sets of the bounded counters: recording allocates nothing.
+const redeemed: Attributes = { result: 'redeemed' };
+const refused: Attributes = { result: 'refused' };
+const active: Attributes = { active: true };
+const inactive: Attributes = { active: false };
+const dependencyAttributes: Record<DependencyName, Attributes> = {
+  postgres: { dependency: 'postgres' },
+  redis: { dependency: 'redis' },
+  identity: { dependency: 'identity' },
+  service: { dependency: 'service' },
+};
+const signInOutcomeAttributes = new Map<string, Attributes>();
+
+/** Recording into the global meter provider; each is a no-op until startTelemetry runs. */
+export const gatewayMetrics = {
+  /** `gateway.http.server.duration` (ms), `operation` = the spec's operationId. */
+  recordHttpServerDuration(operation: string, statusCode: number, durationMs: number): void {
+    gatewayInstruments().httpServerDuration.record(durationMs, {
+      operation,
+      status_code: statusCode,
+    });
+  },
+  /** `gateway.signin.outcomes`: handoff, onboarding_global, onboarding_platform or an error code. */
+  recordSignInOutcome(outcome: string): void {
+    let attributes = signInOutcomeAttributes.get(outcome);
+    if (attributes === undefined) {
+      attributes = { outcome };
+      signInOutcomeAttributes.set(outcome, attributes);
+    }
+    gatewayInstruments().signInOutcomes.add(1, attributes);
+  },
+  /** `gateway.handoff.redemptions`. */
+  recordHandoffRedemption(result: 'redeemed' | 'refused'): void {
+    gatewayInstruments().handoffRedemptions.add(1, result === 'redeemed' ? redeemed : refused);
+  },
+  /** `gateway.introspect.results`. */
+  recordIntrospectResult(isActive: boolean): void {
+    gatewayInstruments().introspectResults.add(1, isActive ? active : inactive);
+  },
+  /** `gateway.dependency.errors`. */
+  recordDependencyError(dependency: DependencyName): void {
+    gatewayInstruments().dependencyErrors.add(1, dependencyAttributes[dependency]);
+  },
+};
