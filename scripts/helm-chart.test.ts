@@ -75,6 +75,8 @@ const FUNCTIONS = new Set([
   'contains',
   'default',
   'dict',
+  'eq',
+  'fail',
   'get',
   'include',
   'int64',
@@ -597,6 +599,23 @@ class TemplateRenderer {
       }
       case 'list':
         return values;
+      case 'eq': {
+        // Go's eq: the first argument equals any of the others; basic values of one kind only.
+        if (values.length < 2) throw new RenderError(`${where}: eq needs two arguments or more`);
+        const [first, ...others] = values;
+        for (const value of values) {
+          if (!['string', 'number', 'boolean', 'bigint'].includes(typeof value)) {
+            throw new RenderError(`${where}: eq of a non-basic value`);
+          }
+          if (typeof value !== typeof first) {
+            throw new RenderError(`${where}: eq of incompatible types`);
+          }
+        }
+        return others.some((value) => value === first);
+      }
+      case 'fail':
+        count(1);
+        throw new RenderError(`${where}: ${text(values[0])}`);
       case 'get': {
         count(2);
         const [map, key] = values;
@@ -1082,6 +1101,17 @@ describe('the template renderer of this test', () => {
     expect(render(templates, { b: true, c: 'c' })).toBe('x:\n  name: none\n  - a\n  - 1\nBc');
   });
 
+  it('compares with eq against any of several values and stops at fail', () => {
+    const main = '{{ if eq .a 1 2 3 }}in{{ else }}out{{ end }}{{ if eq .s "x" }}-x{{ end }}';
+    expect(render({ main }, { a: 2, s: 'x' })).toBe('in-x');
+    expect(render({ main }, { a: 4, s: 'y' })).toBe('out');
+    expect(() => render({ main: '{{ eq .a "1" }}' }, { a: 1 })).toThrow('incompatible types');
+    expect(() => render({ main: '{{ eq .m 1 }}' }, { m: { a: 1 } })).toThrow('non-basic');
+    const failing = '{{ if .bad }}{{ fail (printf "bad is %v" .bad) }}{{ end }}ok';
+    expect(render({ main: failing }, { bad: 0 })).toBe('ok');
+    expect(() => render({ main: failing }, { bad: 7 })).toThrow('bad is 7');
+  });
+
   it('reads a missing key as empty but fails on a field of an empty value', () => {
     expect(render({ main: '[{{ .a }}]' }, {})).toBe('[]');
     expect(() => render({ main: '{{ .a.b }}' }, {})).toThrow('nil pointer evaluating .b');
@@ -1135,6 +1165,15 @@ describe('Chart.yaml and values.schema.json', () => {
     ['zero replicas', { onboarding: { replicaCount: 0 } }],
     ['an Ingress without hosts', { ingress: { enabled: true } }],
     ['an unknown pull policy', { image: { pullPolicy: 'Sometimes' } }],
+    ['METRICS_PORT in the ConfigMap', { config: { METRICS_PORT: 9464 } }],
+    ['a privileged metrics port', { metrics: { port: 80 } }],
+    ['an unknown metrics key', { metrics: { path: '/metrics' } }],
+    ['a bad scrape interval', { metrics: { serviceMonitor: { interval: '30' } } }],
+    [
+      'a ServiceMonitor label overriding the chart labels',
+      { metrics: { serviceMonitor: { labels: { 'app.kubernetes.io/name': 'x' } } } },
+    ],
+    ['an empty scrape peer', { metrics: { scrapeFrom: [{}] } }],
   ])('rejects %s', (_what, overrides) => {
     expect(validateValues(mergeValues(defaultValues, overrides))).toBe(false);
   });
@@ -1150,6 +1189,8 @@ describe('Chart.yaml and values.schema.json', () => {
       'AUTH_FLOW_SERVICE_URL',
       'ONBOARDING_SERVICE_URL',
       'OTEL_EXPORTER_OTLP_ENDPOINT',
+      // From metrics.port when metrics.enabled, so the declared ports always match it.
+      'METRICS_PORT',
     ];
     // Not for split mode: the embedded database folder; each process names itself for traces.
     const notApplicable = ['GATEWAY_DATA_DIR', 'OTEL_SERVICE_NAME'];
@@ -1722,5 +1763,207 @@ describe('the chart rendered with other values', () => {
     expect(named(rendered, 'Service', 'auth-gateway-registry')).toBeDefined();
     expect(rendered.notes).toContain('auth-gateway-edge');
     expect(rendered.notes).toContain('gateway.example.com');
+  });
+});
+
+describe('the chart with Prometheus metrics', () => {
+  const scrapePeer = {
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+  };
+  const withMetrics = (metrics: DataMap): Rendered =>
+    renderChart(mergeValues(productionValues, { metrics }) as DataMap);
+  const enabled = withMetrics({
+    enabled: true,
+    serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus' } },
+    scrapeFrom: [scrapePeer],
+  });
+  const metricsPort = 9464;
+  const scrapeAnnotations = ['prometheus.io/scrape', 'prometheus.io/port', 'prometheus.io/path'];
+  const podAnnotationsOf = (workload: K8sObject): Record<string, string> =>
+    asMap(at(workload, 'spec.template.metadata.annotations'), 'pod annotations') as Record<
+      string,
+      string
+    >;
+  const rulesOf = (policy: K8sObject): DataMap[] =>
+    (at(policy, 'spec.ingress') === undefined
+      ? []
+      : asList(at(policy, 'spec.ingress'), 'ingress rules')
+    ).map((rule) => asMap(rule, 'rule'));
+  const allowingPolicyOf = (rendered: Rendered, deployment: K8sObject): K8sObject => {
+    const applying = ofKind(rendered, 'NetworkPolicy').filter(
+      (policy) =>
+        rulesOf(policy).length > 0 &&
+        selects(at(policy, 'spec.podSelector.matchLabels'), podLabels(deployment)),
+    );
+    expect(applying).toHaveLength(1);
+    return applying[0] as K8sObject;
+  };
+
+  it('adds nothing of it while metrics are disabled, whatever else is set', () => {
+    const disabled = withMetrics({
+      enabled: false,
+      serviceMonitor: { enabled: true },
+      scrapeFrom: [scrapePeer],
+    });
+    for (const rendered of [production, disabled]) {
+      expect(ofKind(rendered, 'ServiceMonitor')).toEqual([]);
+      for (const workload of [...ofKind(rendered, 'Deployment'), ...ofKind(rendered, 'Job')]) {
+        const container = containerOf(workload);
+        const name = workload.metadata.name;
+        expect({ name, ports: (container.ports ?? []).map((port) => port.name) }).toEqual({
+          name,
+          ports: workload.kind === 'Job' ? [] : [expect.stringMatching(/^(http|grpc)$/)],
+        });
+        expect(environmentOf(rendered, container)).not.toHaveProperty('METRICS_PORT');
+        const annotations = Object.keys(
+          asMap(at(workload, 'spec.template.metadata.annotations') ?? {}, 'annotations'),
+        );
+        expect(annotations.filter((key) => key.startsWith('prometheus.io/'))).toEqual([]);
+      }
+      for (const service of ofKind(rendered, 'Service')) {
+        expect(asList(at(service, 'spec.ports'), 'ports')).toHaveLength(1);
+      }
+      for (const policy of ofKind(rendered, 'NetworkPolicy')) {
+        expect(rulesOf(policy).length).toBeLessThanOrEqual(1);
+        expect(JSON.stringify(policy)).not.toContain(String(metricsPort));
+      }
+    }
+    expect(disabled.notes).not.toContain('Metrics');
+  });
+
+  it('declares the metrics port and sets METRICS_PORT in every Deployment', () => {
+    for (const service of services) {
+      const deployment = deploymentOf(enabled, service.component);
+      const container = containerOf(deployment);
+      const component = service.component;
+      // The service port stays first (probes, Services and the tests above read it there).
+      expect({ component, ports: container.ports }).toEqual({
+        component,
+        ports: [
+          expect.objectContaining({ name: service.component === 'edge' ? 'http' : 'grpc' }),
+          { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+        ],
+      });
+      const env = environmentOf(enabled, container);
+      expect(env.METRICS_PORT).toBe(String(metricsPort));
+      // What the process makes of it: the port start-telemetry serves /metrics on.
+      const config = loadConfig(env);
+      expect({ component, metricsPort: config.metricsPort, port: config.port }).toEqual({
+        component,
+        metricsPort,
+        port: container.ports?.[0]?.containerPort,
+      });
+      expect(podAnnotationsOf(deployment)).toMatchObject({
+        'prometheus.io/scrape': 'true',
+        'prometheus.io/port': String(metricsPort),
+        'prometheus.io/path': '/metrics',
+      });
+    }
+    // The migration Job serves no metrics.
+    const job = ofKind(enabled, 'Job')[0] as K8sObject;
+    expect(containerOf(job).ports).toBeUndefined();
+    expect(environmentOf(enabled, containerOf(job))).not.toHaveProperty('METRICS_PORT');
+    expect(enabled.notes).toContain(`:${metricsPort}/metrics`);
+    expect(enabled.notes).not.toContain('scrapeFrom is empty');
+    expect(enabled.valuesRead).toContain('metrics.scrapeFrom');
+    for (const path of enabled.valuesRead) {
+      expect({ path, declared: schemaAt(path) !== undefined }).toEqual({ path, declared: true });
+    }
+  });
+
+  it('gives every Service a metrics port and one ServiceMonitor per service selecting it', () => {
+    const monitors = ofKind(enabled, 'ServiceMonitor');
+    expect(monitors.map(componentOf).sort()).toEqual(
+      services.map((service) => service.component).sort(),
+    );
+    for (const monitor of monitors) {
+      expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+      expect(monitor.metadata.labels).toMatchObject({ release: 'kube-prometheus' });
+      const selected = ofKind(enabled, 'Service').filter((service) =>
+        selects(at(monitor, 'spec.selector.matchLabels'), service.metadata.labels ?? {}),
+      );
+      expect(selected.map((service) => service.metadata.name)).toEqual([
+        `gateway-${componentOf(monitor)}`,
+      ]);
+      const service = selected[0] as K8sObject;
+      expect(at(monitor, 'spec.endpoints')).toEqual([
+        { port: 'metrics', path: '/metrics', interval: '30s' },
+      ]);
+      const ports = asList(at(service, 'spec.ports'), 'ports');
+      expect(ports).toHaveLength(2);
+      expect(ports[1]).toEqual({
+        name: 'metrics',
+        port: metricsPort,
+        targetPort: 'metrics',
+        protocol: 'TCP',
+        appProtocol: 'http',
+      });
+      // The Service's metrics port reaches the container port of that name.
+      const deployment = deploymentOf(enabled, componentOf(service) ?? '');
+      expect(selects(at(service, 'spec.selector'), podLabels(deployment))).toBe(true);
+      expect(containerOf(deployment).ports?.map((port) => port.name)).toContain('metrics');
+    }
+    expect(ofKind(withMetrics({ enabled: true }), 'ServiceMonitor')).toEqual([]);
+  });
+
+  it('lets the scrape peers reach the metrics port of every pod, and only that port', () => {
+    const policies = ofKind(enabled, 'NetworkPolicy');
+    const deny = policies.filter((policy) => rulesOf(policy).length === 0);
+    expect(deny).toHaveLength(1);
+    for (const service of services) {
+      const deployment = deploymentOf(enabled, service.component);
+      const servicePort = containerOf(deployment).ports?.[0]?.containerPort;
+      const rules = rulesOf(allowingPolicyOf(enabled, deployment));
+      const before = rulesOf(
+        allowingPolicyOf(production, deploymentOf(production, service.component)),
+      );
+      // The service rule as without metrics, then the scrape rule.
+      expect(rules).toEqual([
+        ...before,
+        { from: [scrapePeer], ports: [{ port: metricsPort, protocol: 'TCP' }] },
+      ]);
+      for (const rule of rules) {
+        const ports = asList(rule.ports, 'ports').map((port) => at(port, 'port'));
+        const fromScraper = JSON.stringify(rule.from).includes('prometheus');
+        const component = service.component;
+        expect({ component, ports, fromScraper }).toEqual({
+          component,
+          ports: fromScraper ? [metricsPort] : [servicePort],
+          fromScraper,
+        });
+      }
+    }
+
+    // No peers: the metrics port stays closed (no rule would mean open to all).
+    const closed = withMetrics({ enabled: true });
+    for (const service of services) {
+      const deployment = deploymentOf(closed, service.component);
+      expect(rulesOf(allowingPolicyOf(closed, deployment))).toEqual(
+        rulesOf(allowingPolicyOf(production, deploymentOf(production, service.component))),
+      );
+    }
+    expect(closed.notes).toContain('metrics.scrapeFrom is empty');
+  });
+
+  it('leaves the annotations out on request and refuses a metrics port equal to a service port', () => {
+    const bare = withMetrics({ enabled: true, podAnnotations: false });
+    for (const deployment of ofKind(bare, 'Deployment')) {
+      expect(
+        Object.keys(podAnnotationsOf(deployment)).filter((key) => scrapeAnnotations.includes(key)),
+      ).toEqual([]);
+      expect(containerOf(deployment).ports?.[1]?.name).toBe('metrics');
+    }
+    const moved = withMetrics({ enabled: true, port: 9100 });
+    const registry = containerOf(deploymentOf(moved, 'registry'));
+    expect(registry.ports?.[1]?.containerPort).toBe(9100);
+    expect(environmentOf(moved, registry).METRICS_PORT).toBe('9100');
+    expect(podAnnotationsOf(deploymentOf(moved, 'edge'))['prometheus.io/port']).toBe('9100');
+    for (const port of [8080, 8081, 8082, 8083]) {
+      expect(() => withMetrics({ enabled: true, port })).toThrow(
+        `metrics.port (${port}) must differ from edge.port`,
+      );
+    }
+    expect(() => withMetrics({ enabled: false, port: 8080 })).not.toThrow();
   });
 });

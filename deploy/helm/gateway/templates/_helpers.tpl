@@ -190,19 +190,41 @@ failureThreshold: {{ .failureThreshold }}
 
 {{/*
 Pod annotations: checksums of the ConfigMap and, for pods that read secrets ("secrets" true in
-the context), of the chart's Secret, so pods roll when they change; then podAnnotations.
+the context), of the chart's Secret, so pods roll when they change; the prometheus.io scrape
+annotations when metrics.enabled and metrics.podAnnotations; then podAnnotations.
 */}}
 {{- define "gateway.podAnnotations" -}}
 checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .root | sha256sum }}
 {{- if .secrets }}
 checksum/secret: {{ include (print .root.Template.BasePath "/secret.yaml") .root | sha256sum }}
 {{- end }}
+{{- if .root.Values.metrics.enabled }}
+{{- if .root.Values.metrics.podAnnotations }}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ include "gateway.metricsPort" .root | quote }}
+prometheus.io/path: /metrics
+{{- end }}
+{{- end }}
 {{- with .values.podAnnotations }}
 {{ toYaml . }}
 {{- end }}
 {{- end }}
 
-{{/* The ClusterIP Service of a component; takes a context with "portName" and "appProtocol". */}}
+{{/*
+metrics.port, the METRICS_PORT of every process, refused when it equals a service port (the
+process would fail to listen twice on it); takes the root.
+*/}}
+{{- define "gateway.metricsPort" -}}
+{{- if eq .Values.metrics.port .Values.edge.port .Values.registry.port .Values.authFlow.port .Values.onboarding.port }}
+{{- fail (printf "metrics.port (%v) must differ from edge.port, registry.port, authFlow.port and onboarding.port" .Values.metrics.port) }}
+{{- end }}
+{{- .Values.metrics.port }}
+{{- end }}
+
+{{/*
+The ClusterIP Service of a component, with the `metrics` port when metrics.enabled; takes a
+context with "portName" and "appProtocol".
+*/}}
 {{- define "gateway.service" -}}
 apiVersion: v1
 kind: Service
@@ -220,6 +242,13 @@ spec:
       targetPort: {{ .portName }}
       protocol: TCP
       appProtocol: {{ .appProtocol }}
+    {{- if .root.Values.metrics.enabled }}
+    - name: metrics
+      port: {{ include "gateway.metricsPort" .root }}
+      targetPort: metrics
+      protocol: TCP
+      appProtocol: http
+    {{- end }}
 {{- end }}
 
 {{/* The PodDisruptionBudget of a component, when enabled; takes a context. */}}
