@@ -138,13 +138,20 @@ describe('a sign-in across two edge instances in split mode', () => {
     // The session lives in Redis, not in either edge: its key is there under the prefix.
     const redis = new Redis(testRedis.url);
     try {
-      const [, sessionKeys] = await redis.scan(
-        '0',
-        'MATCH',
-        `${testRedis.keyPrefix}s:*`,
-        'COUNT',
-        1000,
-      );
+      // SCAN walks the whole keyspace in steps (other test files share this Redis).
+      const sessionKeys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(
+          cursor,
+          'MATCH',
+          `${testRedis.keyPrefix}s:*`,
+          'COUNT',
+          1000,
+        );
+        sessionKeys.push(...keys);
+        cursor = next;
+      } while (cursor !== '0');
       expect(sessionKeys.length).toBeGreaterThan(0);
     } finally {
       redis.disconnect();
