@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from '@jest/globals';
+
+// Issue 8: CI proves the benchmark harness still works (no errors, every scenario measured);
+// it does not judge speed. `pnpm bench --quick` runs every scenario for about a second.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const scenarios = [
+  'baseline-node-http',
+  'baseline-express',
+  'baseline-express-redis-get',
+  'baseline-express-pg-select',
+  'peer-oidc-provider-introspect',
+  'introspect-allinone',
+  'introspect-split',
+  'exchange',
+  'start',
+  'signin',
+  'overload',
+];
+
+type Row = { name: string; connections: number; rps: number; errors: number };
+
+describe('pnpm bench --quick', () => {
+  let dir: string | undefined;
+  afterAll(async () => {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('measures every scenario and writes the report', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gateway-bench-'));
+    const out = join(dir, 'latest.json');
+    let output = '';
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn('pnpm', ['bench', '--quick', '--out', out], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.once('error', reject);
+      child.once('exit', resolve);
+    });
+    if (code !== 0) throw new Error(`pnpm bench --quick exited with ${code}:\n${output}`);
+
+    const report = JSON.parse(await readFile(out, 'utf8')) as {
+      machine: { cores: number };
+      startedAt: string;
+      results: Row[];
+      memory?: { redisBytesPerSession: number; liveSessions: number };
+    };
+    expect(report.machine.cores).toBeGreaterThan(0);
+    expect(Number.isNaN(Date.parse(report.startedAt))).toBe(false);
+    for (const name of scenarios) {
+      const rows = report.results.filter((row) => row.name === name);
+      expect({ name, levels: rows.length }).toEqual({ name, levels: 2 });
+      for (const row of rows) {
+        expect({ name, rpsAboveZero: row.rps > 0 }).toEqual({ name, rpsAboveZero: true });
+        // Overload may be answered 429/503 (expected); the others must have no error at all.
+        if (name !== 'overload') expect({ name, errors: row.errors }).toEqual({ name, errors: 0 });
+      }
+    }
+    expect(report.memory?.liveSessions).toBeGreaterThan(0);
+    expect(report.memory?.redisBytesPerSession).toBeGreaterThan(0);
+  }, 240_000);
+});

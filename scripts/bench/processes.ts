@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (the bench runs every process from there). */
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export type BenchProcess = {
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  logFile: string;
+  /** The first IPC message of a bench target (sent once it listens). */
+  ready: Promise<unknown>;
+  /** SIGTERM, then SIGKILL after 10 s; resolves once the process is gone. */
+  stop(): Promise<void>;
+};
+
+/**
+ * Starts a TypeScript entry point the way the repository's own scripts do (node + tsx with
+ * the `@gateway/source` condition), output to a log file (no pipe the bench would have to
+ * drain while it measures), with an IPC channel for the bench targets' ready message.
+ */
+export function startTsxProcess(options: {
+  name: string;
+  entry: string;
+  args?: string[];
+  env: NodeJS.ProcessEnv;
+  logDir: string;
+  nodeArgs?: string[];
+}): BenchProcess {
+  const logFile = join(options.logDir, `${options.name}.log`);
+  const fd = openSync(logFile, 'w');
+  const child = spawn(
+    process.execPath,
+    [
+      ...(options.nodeArgs ?? []),
+      '--conditions=@gateway/source',
+      '--import',
+      'tsx',
+      options.entry,
+      ...(options.args ?? []),
+    ],
+    { cwd: repoRoot, env: options.env, stdio: ['ignore', fd, fd, 'ipc'] },
+  );
+  closeSync(fd);
+  if (child.pid === undefined) throw new Error(`${options.name} did not start`);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = new Promise<unknown>((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code, signal) =>
+      reject(
+        new Error(
+          `${options.name} exited (${code ?? signal}) before it was ready:\n${logTail(logFile)}`,
+        ),
+      ),
+    );
+  });
+  ready.catch(() => undefined); // a caller that never awaits it must not crash the bench
+  return {
+    name: options.name,
+    pid: child.pid,
+    child,
+    logFile,
+    ready,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export function logTail(logFile: string, lines = 30): string {
+  try {
+    return readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no output)';
+  }
+}
+
+// Linux /proc: utime + stime of a process in clock ticks (USER_HZ, 100 on Linux).
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces: the fields after it start past ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+}
+
+/** Resident set size of a process in bytes. */
+export async function rssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  return match === null ? 0 : Number(match[1]) * 1024;
+}
+
+/** Sums cpuMs over processes (split mode: the four services). */
+export async function totalCpuMs(pids: number[]): Promise<number> {
+  const values = await Promise.all(pids.map((pid) => cpuMs(pid)));
+  return values.reduce((sum, value) => sum + value, 0);
+}
+
+/** Samples the RSS of a process every `intervalMs` until stopped; answers the highest. */
+export function sampleRss(pid: number, intervalMs = 250): { stop(): Promise<number> } {
+  let highest = 0;
+  const sample = () =>
+    rssBytes(pid)
+      .then((value) => {
+        highest = Math.max(highest, value);
+      })
+      .catch(() => undefined);
+  void sample();
+  const timer = setInterval(() => void sample(), intervalMs);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await sample();
+      return highest;
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { cpus, loadavg, release, totalmem } from 'node:os';
+
+/** One measured scenario at one connection count (the row of latest.json's `results`). */
+export type ResultRow = {
+  name: string;
+  connections: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  /** rps / rps of baseline-express-redis-get (c) at the same connection count. */
+  ratioToBaseline?: number;
+  requests: number;
+  durationSeconds: number;
+  statusCounts: Record<string, number>;
+  /** CPU of the measured server process(es) during the run, % of one core. */
+  serverCpuPct?: number;
+  /** CPU of the bench process (the load generator) during the run, % of one core. */
+  loadGeneratorCpuPct?: number;
+  [extra: string]: unknown;
+};
+
+export type TargetCheck = {
+  target: string;
+  value: string;
+  holds: boolean | null;
+};
+
+export type Machine = {
+  cpuModel: string;
+  cores: number;
+  memoryGiB: number;
+  kernel: string;
+  node: string;
+  loadAverageAtStart: number[];
+  loadAverageAtEnd?: number[];
+  postgres?: string;
+  redis?: string;
+};
+
+export function describeMachine(): Machine {
+  return {
+    cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    kernel: release(),
+    node: process.version,
+    loadAverageAtStart: loadavg().map(round2),
+  };
+}
+
+export function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+const BASELINE = 'baseline-express-redis-get';
+
+/** Fills `ratioToBaseline` of each row from the baseline (c) row with the same connections. */
+export function addRatios(rows: ResultRow[]): void {
+  for (const row of rows) {
+    const baseline = rows.find((r) => r.name === BASELINE && r.connections === row.connections);
+    if (baseline !== undefined && baseline.rps > 0)
+      row.ratioToBaseline = round2(row.rps / baseline.rps);
+  }
+}
+
+/** The figures as one fixed-width table. */
+export function formatTable(rows: ResultRow[]): string {
+  const header = [
+    'scenario',
+    'conns',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'vs (c)',
+    'CPU ms/req',
+    'notes',
+  ];
+  const lines = rows.map((row) => [
+    row.name,
+    String(row.connections),
+    row.rps.toFixed(0),
+    row.p50Ms.toFixed(1),
+    row.p99Ms.toFixed(1),
+    String(row.errors),
+    row.ratioToBaseline === undefined ? '-' : row.ratioToBaseline.toFixed(2),
+    typeof row.serverCpuMsPerRequest === 'number' ? row.serverCpuMsPerRequest.toFixed(2) : '-',
+    notesOf(row),
+  ]);
+  const widths = header.map((title, index) =>
+    Math.max(title.length, ...lines.map((line) => (line[index] ?? '').length)),
+  );
+  const format = (cells: string[]) =>
+    cells
+      .map((cell, index) =>
+        index === 0 || index === cells.length - 1
+          ? cell.padEnd(widths[index] ?? 0)
+          : cell.padStart(widths[index] ?? 0),
+      )
+      .join('  ')
+      .trimEnd();
+  return [
+    format(header),
+    format(widths.map((width) => '-'.repeat(width))),
+    ...lines.map(format),
+  ].join('\n');
+}
+
+function notesOf(row: ResultRow): string {
+  const notes: string[] = [];
+  const statuses = Object.entries(row.statusCounts)
+    .map(([status, count]) => `${status}:${count}`)
+    .join(' ');
+  if (statuses !== '') notes.push(statuses);
+  if (typeof row.identityCpuMsPerSignIn === 'number') {
+    notes.push(`identity ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
+  }
+  const pgPerRequest = row.pgTransactionsPerRequest ?? row.pgTransactionsPerSignIn;
+  if (typeof pgPerRequest === 'number') notes.push(`~${pgPerRequest.toFixed(1)} PG xact/req`);
+  if (typeof row.offeredRps === 'number') notes.push(`offered ${row.offeredRps.toFixed(0)}/s`);
+  if (typeof row.rssGrowthPct === 'number') notes.push(`RSS ${row.rssGrowthPct.toFixed(1)}%`);
+  if (typeof row.serverCpuPct === 'number')
+    notes.push(`server ${row.serverCpuPct.toFixed(0)}% CPU`);
+  if (typeof row.loadGeneratorCpuPct === 'number') {
+    notes.push(`client ${row.loadGeneratorCpuPct.toFixed(0)}%`);
+  }
+  return notes.join(', ');
+}
+
+export function formatTargets(targets: TargetCheck[]): string {
+  return targets
+    .map(
+      (check) =>
+        `${check.holds === null ? '  ?  ' : check.holds ? ' ok  ' : ' NOT '} ${check.target}: ${check.value}`,
+    )
+    .join('\n');
+}
