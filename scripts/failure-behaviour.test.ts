@@ -1,6 +1,5 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { generateEncryptionKeySpec } from '@gateway/crypto';
 import {
   createTestDatabase,
   createTestRedis,
@@ -21,8 +20,9 @@ import {
   exchange,
   exchangeOk,
   introspect,
-  startAndSignIn,
   type PlatformKey,
+  splitTestEnv,
+  startAndSignIn,
 } from './split-sign-in.js';
 
 // Issue 7 item 2: failure behaviour of the split deployment (the production shape), with
@@ -129,25 +129,20 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
       onboarding: await unusedLocalPort(),
     };
     edge = `http://127.0.0.1:${ports.edge}`;
-    const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
     deployment = startSplitDeployment({
       ports,
-      env: {
-        PATH: process.env.PATH,
-        IDENTITY_ISSUER: provider.issuer,
-        IDENTITY_OIDC_CLIENT_ID: 'test-gateway',
-        IDENTITY_OIDC_CLIENT_SECRET: gatewayClient?.clientSecret ?? '',
-        IDENTITY_ACCESS_TOKEN_AUDIENCE: provider.audience,
-        IDENTITY_DEPLOYMENT_TIER: 'development',
-        AUTH_CALLBACK_URL: 'http://localhost:8080/v1/auth/callback',
-        DATABASE_URL: pgUrl.toString(),
-        REDIS_URL: redisUrl.toString(),
-        REDIS_KEY_PREFIX: testRedis.keyPrefix,
-        DATABASE_TIMEOUT_MS: String(DATABASE_TIMEOUT_MS),
-        SERVICE_CALL_TIMEOUT_MS: String(SERVICE_CALL_TIMEOUT_MS),
-        GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
-        LOG_LEVEL: 'warn',
-      },
+      env: splitTestEnv(
+        provider,
+        {
+          databaseUrl: pgUrl.toString(),
+          redisUrl: redisUrl.toString(),
+          redisKeyPrefix: testRedis.keyPrefix,
+        },
+        {
+          DATABASE_TIMEOUT_MS: String(DATABASE_TIMEOUT_MS),
+          SERVICE_CALL_TIMEOUT_MS: String(SERVICE_CALL_TIMEOUT_MS),
+        },
+      ),
       onLine: (service, line) => output.push(`${service}: ${line}`),
     });
     await waitFor(async () => (await readyStatus()) === 200, {

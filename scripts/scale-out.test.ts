@@ -1,12 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { generateEncryptionKeySpec } from '@gateway/crypto';
 import {
   createTestDatabase,
   createTestRedis,
   startTestOpenIdProvider,
   unusedLocalPort,
-  waitFor,
   type TestDatabase,
   type TestOpenIdProvider,
   type TestRedis,
@@ -18,8 +16,10 @@ import {
   exchange,
   exchangeOk,
   introspect,
-  startAndSignIn,
   type PlatformKey,
+  splitTestEnv,
+  startAndSignIn,
+  waitForReadyEdges,
 } from './split-sign-in.js';
 
 // Issue 7 item 1: scale-out. Two edges and two auth-flow instances on one PostgreSQL and one
@@ -70,38 +70,18 @@ describe('scale-out: two edges and two auth-flow instances, one killed mid-run',
     };
     edgeB = await unusedLocalPort();
     authFlow2 = await unusedLocalPort();
-    const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
     deployment = startSplitDeployment({
       ports,
       extraEdgePorts: [edgeB],
       extraAuthFlowPorts: [authFlow2],
-      env: {
-        PATH: process.env.PATH,
-        IDENTITY_ISSUER: provider.issuer,
-        IDENTITY_OIDC_CLIENT_ID: 'test-gateway',
-        IDENTITY_OIDC_CLIENT_SECRET: gatewayClient?.clientSecret ?? '',
-        IDENTITY_ACCESS_TOKEN_AUDIENCE: provider.audience,
-        IDENTITY_DEPLOYMENT_TIER: 'development',
-        // Both edges are one public gateway: the callback registered at the provider.
-        AUTH_CALLBACK_URL: 'http://localhost:8080/v1/auth/callback',
-        DATABASE_URL: testDb.url,
-        REDIS_URL: testRedis.url,
-        REDIS_KEY_PREFIX: testRedis.keyPrefix,
-        GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
-        LOG_LEVEL: 'warn',
-      },
+      env: splitTestEnv(provider, {
+        databaseUrl: testDb.url,
+        redisUrl: testRedis.url,
+        redisKeyPrefix: testRedis.keyPrefix,
+      }),
       onLine: (service, line) => output.push(`${service}: ${line}`),
     });
-    for (const port of [ports.edge, edgeB]) {
-      await waitFor(
-        async () =>
-          (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status ===
-          200,
-        { timeoutMs: 90_000, intervalMs: 300, what: `the edge on ${port} to answer ready` },
-      ).catch((error: unknown) => {
-        throw new Error(`${String(error)}\n${output.join('\n')}`);
-      });
-    }
+    await waitForReadyEdges([ports.edge, edgeB], output);
   }, 120_000);
 
   afterAll(async () => {

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { Redis } from 'ioredis';
 import {
   createTestDatabase,
   createTestRedis,
   startTestOpenIdProvider,
   unusedLocalPort,
-  waitFor,
   type TestDatabase,
   type TestOpenIdProvider,
   type TestRedis,
 } from '@gateway/testkit';
+import { splitTestEnv, waitForReadyEdges } from './split-sign-in.js';
 import { startSplitDeployment, type SplitDeployment, type SplitPorts } from './split-launcher.js';
 
 // Issue 4's split check: the services as separate processes on PostgreSQL and Redis, two
@@ -37,37 +36,17 @@ describe('a sign-in across two edge instances in split mode', () => {
       onboarding: await unusedLocalPort(),
     };
     secondEdge = await unusedLocalPort();
-    const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
     deployment = startSplitDeployment({
       ports,
       extraEdgePorts: [secondEdge],
-      env: {
-        PATH: process.env.PATH,
-        IDENTITY_ISSUER: provider.issuer,
-        IDENTITY_OIDC_CLIENT_ID: 'test-gateway',
-        IDENTITY_OIDC_CLIENT_SECRET: gatewayClient?.clientSecret ?? '',
-        IDENTITY_ACCESS_TOKEN_AUDIENCE: provider.audience,
-        IDENTITY_DEPLOYMENT_TIER: 'development',
-        // Both edges are one public gateway: the callback registered at the provider.
-        AUTH_CALLBACK_URL: 'http://localhost:8080/v1/auth/callback',
-        DATABASE_URL: testDb.url,
-        REDIS_URL: testRedis.url,
-        REDIS_KEY_PREFIX: testRedis.keyPrefix,
-        GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
-        LOG_LEVEL: 'warn',
-      },
+      env: splitTestEnv(provider, {
+        databaseUrl: testDb.url,
+        redisUrl: testRedis.url,
+        redisKeyPrefix: testRedis.keyPrefix,
+      }),
       onLine: (service, line) => output.push(`${service}: ${line}`),
     });
-    for (const port of [ports.edge, secondEdge]) {
-      await waitFor(
-        async () =>
-          (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status ===
-          200,
-        { timeoutMs: 90_000, intervalMs: 300, what: `the edge on ${port} to answer ready` },
-      ).catch((error: unknown) => {
-        throw new Error(`${String(error)}\n${output.join('\n')}`);
-      });
-    }
+    await waitForReadyEdges([ports.edge, secondEdge], output);
   }, 120_000);
 
   afterAll(async () => {

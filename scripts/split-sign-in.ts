@@ -1,4 +1,5 @@
-import type { TestOpenIdProvider } from '@gateway/testkit';
+import { generateEncryptionKeySpec } from '@gateway/crypto';
+import { waitFor, type TestOpenIdProvider } from '@gateway/testkit';
 
 // The steps of a whole sign-in as a browser and a platform backend take them against the
 // split deployment's edges, each step against whichever edge the caller names (issue 7).
@@ -97,4 +98,49 @@ export async function exchangeOk(
     user: { sub: string };
   };
   return { token: body.session.gatewayToken, sub: body.user.sub };
+}
+
+/**
+ * The environment of a local split deployment for tests: the real OpenID Provider as the
+ * deployment environment, one PostgreSQL database and one Redis prefix. `overrides` win.
+ */
+export function splitTestEnv(
+  provider: TestOpenIdProvider,
+  stores: { databaseUrl: string; redisUrl: string; redisKeyPrefix: string },
+  overrides: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
+  return {
+    PATH: process.env.PATH,
+    IDENTITY_ISSUER: provider.issuer,
+    IDENTITY_OIDC_CLIENT_ID: 'test-gateway',
+    IDENTITY_OIDC_CLIENT_SECRET: gatewayClient?.clientSecret ?? '',
+    IDENTITY_ACCESS_TOKEN_AUDIENCE: provider.audience,
+    IDENTITY_DEPLOYMENT_TIER: 'development',
+    // Every edge is one public gateway: the callback registered at the provider.
+    AUTH_CALLBACK_URL: 'http://localhost:8080/v1/auth/callback',
+    DATABASE_URL: stores.databaseUrl,
+    REDIS_URL: stores.redisUrl,
+    REDIS_KEY_PREFIX: stores.redisKeyPrefix,
+    GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  };
+}
+
+/** Waits until each edge port answers ready; the error carries the processes' output. */
+export async function waitForReadyEdges(
+  ports: readonly number[],
+  output: readonly string[],
+): Promise<void> {
+  for (const port of ports) {
+    await waitFor(
+      async () =>
+        (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status ===
+        200,
+      { timeoutMs: 90_000, intervalMs: 300, what: `the edge on ${port} to answer ready` },
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${output.join('\n')}`);
+    });
+  }
 }
