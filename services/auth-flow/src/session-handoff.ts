@@ -43,7 +43,7 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
     const user = await findUser(deps.db.knex, handoff.userId);
     const transaction = await store.getTransaction(handoff.transactionId);
     if (session === undefined || user === undefined || transaction === undefined) throw invalid();
-    const [client, platform, evaluation] = await Promise.all([
+    const [client, platform, { status: evaluation }] = await Promise.all([
       environments.get(session.environmentKey),
       deps.registry.getPlatform({ platformKey: handoff.platformKey }),
       deps.onboarding.evaluateOnboarding({ userId: user.id, platformKey: handoff.platformKey }),
@@ -51,6 +51,7 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
     // Spec 4.4: the membership status of 3.7 (the login recorded COMPLETE when nothing was
     // missing; IN_PROGRESS always comes with missing fields); a handoff implies a complete
     // global profile (the login stops before it otherwise).
+    if (evaluation === undefined) throw new Error('onboarding answered no status');
     const missing = evaluation.platformMissingFields;
     const status = evaluation.platformStatus;
     return {

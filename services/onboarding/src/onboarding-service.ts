@@ -86,15 +86,7 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
             userId: request.userId,
             platformKey: platformOf(request.platformKey),
           });
-          return {
-            globalMissingFields: status.globalMissingFields,
-            platformMissingFields: status.platformMissingFields,
-            platformStatus: status.platformStatus ?? '',
-            requirementVersion: status.requirementVersion,
-            ...(status.completedAt === null
-              ? {}
-              : { completedAt: status.completedAt.toISOString() }),
-          };
+          return { status: statusMessage(status) };
         },
         async applyIdentityClaims(request) {
           const { avatarUrl } = await applyIdentityClaims(options.db, {

@@ -342,12 +342,14 @@ export async function putValues(
     const issues: ValueIssue[] = [];
     const profileWrites: Partial<ProfileValues> = {};
     const customWrites: { definitionId: string; value: FieldValue }[] = [];
-    const archived = await archivedKeys(trx, platformKey);
+    // Read only when a key matches no active field: the common save needs no extra query.
+    let archived: Set<string> | undefined;
     for (const [fieldKey, raw] of Object.entries(request.values)) {
       const target = targets.get(fieldKey);
       const issue = (message: string) =>
         issues.push({ location: 'body', path: `values.${fieldKey}`, fieldKey, message });
       if (target === undefined) {
+        archived ??= await archivedKeys(trx, platformKey);
         if (archived.has(fieldKey)) throw schemaChanged({ fieldKey });
         issue('is not a field of this onboarding schema');
         continue;

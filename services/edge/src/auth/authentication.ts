@@ -5,6 +5,7 @@ import type { AuthFlowService, RequestContextSchema } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import type { AccessTokenVerifier, VerifiedAccessToken } from '@gateway/oidc';
 import { getRequestId } from '@gateway/telemetry';
+import { assertAllowedOrigin, isCookieWrite } from '../http/origin-check.js';
 import { readSessionToken } from '../http/session-cookie.js';
 import { permissionsOfUser, principalOf, type Permission, type Principal } from './principal.js';
 
@@ -73,15 +74,7 @@ export function createAuthentication(options: {
 
   async function viaCookie(req: Request, sessionToken: string): Promise<Principal> {
     const { authFlow, isAllowedOrigin } = options.cookieSessions;
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const origin = req.headers.origin;
-      if (origin === undefined || origin === '' || !(await isAllowedOrigin(origin))) {
-        throw new GatewayError(
-          'FORBIDDEN',
-          'A cookie-authenticated write needs an allowlisted Origin header.',
-        );
-      }
-    }
+    if (isCookieWrite(req.method)) await assertAllowedOrigin(req.headers.origin, isAllowedOrigin);
     const session = await authFlow.authenticateSession({ sessionToken });
     const { account } = await authFlow.getAccount({ userId: session.userId });
     return {

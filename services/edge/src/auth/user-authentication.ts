@@ -3,6 +3,7 @@ import type { Client } from '@connectrpc/connect';
 import type { AuthFlowService } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import type { AccessTokenVerifier } from '@gateway/oidc';
+import { assertAllowedOrigin, isCookieWrite } from '../http/origin-check.js';
 import { readSessionToken } from '../http/session-cookie.js';
 import { bearerTokenOf } from './authentication.js';
 import { permissionsOfUser, type Permission } from './principal.js';
@@ -37,8 +38,6 @@ export type UserAuthenticationOptions = {
   /** The CORS allowlist (spec 2.15), which is also the cookie-write Origin allowlist (5). */
   isAllowedOrigin: (origin: string) => Promise<boolean>;
 };
-
-const READS = new Set(['GET', 'HEAD']);
 
 export function createUserAuthentication(options: UserAuthenticationOptions): UserAuthentication {
   const { verifier, authFlow } = options;
@@ -78,14 +77,7 @@ export function createUserAuthentication(options: UserAuthenticationOptions): Us
     origin: string | undefined,
   ): Promise<UserCaller> {
     // Before any service call, so a refused write changes nothing.
-    if (!READS.has(method)) {
-      if (origin === undefined || origin === '') {
-        throw new GatewayError('FORBIDDEN', 'A cookie-authenticated write needs an Origin header.');
-      }
-      if (!(await options.isAllowedOrigin(origin))) {
-        throw new GatewayError('FORBIDDEN', 'The Origin of this request is not allowed.');
-      }
-    }
+    if (isCookieWrite(method)) await assertAllowedOrigin(origin, options.isAllowedOrigin);
     const session = await authFlow.authenticateSession({ sessionToken });
     return {
       userId: session.userId,

@@ -16,20 +16,30 @@ export function requireAllowedOrigin(
 ): RequestHandler {
   return async function checkCookieWriteOrigin(req, res, next) {
     try {
-      const origin = req.headers.origin;
-      if (origin === undefined || origin === '') {
-        throw new GatewayError('FORBIDDEN', 'A cookie-authenticated write needs an Origin header.');
-      }
-      if (!(await isAllowedOrigin(origin))) {
-        throw new GatewayError('FORBIDDEN', 'The Origin of this request is not allowed.');
-      }
-      res.locals.allowedOrigin = origin;
+      res.locals.allowedOrigin = await assertAllowedOrigin(req.headers.origin, isAllowedOrigin);
       next();
     } catch (error) {
       next(error);
     }
   };
 }
+
+/** The rule itself: the Origin when allowlisted, otherwise 403 FORBIDDEN. */
+export async function assertAllowedOrigin(
+  origin: string | undefined,
+  isAllowedOrigin: (origin: string) => Promise<boolean>,
+): Promise<string> {
+  if (origin === undefined || origin === '') {
+    throw new GatewayError('FORBIDDEN', 'A cookie-authenticated write needs an Origin header.');
+  }
+  if (!(await isAllowedOrigin(origin))) {
+    throw new GatewayError('FORBIDDEN', 'The Origin of this request is not allowed.');
+  }
+  return origin;
+}
+
+/** Reads (GET, HEAD) need no Origin; every other cookie-authenticated method does. */
+export const isCookieWrite = (method: string): boolean => method !== 'GET' && method !== 'HEAD';
 
 /** Whether `requireAllowedOrigin` accepted this request's Origin. */
 export function hasAllowedOrigin(res: Response): boolean {

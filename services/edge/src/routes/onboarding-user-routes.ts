@@ -265,15 +265,18 @@ export function registerOnboardingUserRoutes(
       ...userErrorResponses(),
     },
     handler: async (_input, _req, res) => {
-      const answer = await onboarding.evaluateOnboarding({
-        userId: getUserCaller(res).userId,
-        platformKey: '',
-      });
+      const status = statusOf(
+        (
+          await onboarding.evaluateOnboarding({
+            userId: getUserCaller(res).userId,
+            platformKey: '',
+          })
+        ).status,
+      );
       sendJson(res, 200, {
-        status: answer.globalMissingFields.length > 0 ? 'INCOMPLETE' : 'COMPLETE',
-        missingFields: answer.globalMissingFields,
-        requirementVersion: answer.requirementVersion,
-      });
+        ...globalStatusJson(status),
+        requirementVersion: status.requirementVersion,
+      } satisfies z.infer<typeof GlobalStatusWithVersionJson>);
     },
   });
 
@@ -307,7 +310,7 @@ export function registerOnboardingUserRoutes(
       sendJson(res, 200, {
         ...globalStatusJson(status),
         requirementVersion: status.requirementVersion,
-      });
+      } satisfies z.infer<typeof GlobalStatusWithVersionJson>);
     },
   });
 
@@ -357,21 +360,15 @@ export function registerOnboardingUserRoutes(
     handler: async ({ params }, _req, res) => {
       const caller = getUserCaller(res);
       const platform = await userPlatform(params.platformKey, caller.environmentKey);
-      const answer = await onboarding.evaluateOnboarding({
-        userId: caller.userId,
-        platformKey: platform.platformKey,
-      });
-      sendJson(res, 200, {
-        platformKey: platform.platformKey,
-        status: answer.platformStatus as StatusJson['status'],
-        missingFields: answer.platformMissingFields,
-        requirementVersion: answer.requirementVersion,
-        completedAt: answer.completedAt ?? null,
-        global: {
-          status: answer.globalMissingFields.length > 0 ? 'INCOMPLETE' : 'COMPLETE',
-          missingFields: answer.globalMissingFields,
-        },
-      });
+      const status = statusOf(
+        (
+          await onboarding.evaluateOnboarding({
+            userId: caller.userId,
+            platformKey: platform.platformKey,
+          })
+        ).status,
+      );
+      sendJson(res, 200, platformStatusJson(platform.platformKey, status));
     },
   });
 
