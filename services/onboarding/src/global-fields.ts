@@ -5,19 +5,16 @@ import { GatewayError } from '@gateway/errors';
 import {
   globalFieldDefinitionPatchSchema,
   globalFieldDefinitionSchema,
-  mergeFieldDefinitionPatch,
-  sortFieldDefinitions,
   type GlobalFieldDefinition,
 } from '@gateway/field-rules';
-import { invalidDefinition, isUniqueViolation, parsedDefinition } from './definition-errors.js';
+import { parsedDefinition } from './definition-errors.js';
+import { fieldDefinitionStore } from './field-definition-store.js';
 import { bumpSchemaVersion, GLOBAL_SCHEMA } from './schema-versions.js';
 
 // Spec 2.10 (last paragraph), 4.13 global fields: definitions keyed by the canonical profile
 // key, collected from every user of every platform. Each change moves the global
 // requirement version up in the same transaction. Nothing is required until one is created
 // with `required: true`; saved profile values stay when a field is archived.
-
-const table = 'onboarding.global_field_definitions';
 
 /** Everything of the create body but the key (fieldKey equals profileFieldKey). */
 export type StoredGlobalDefinition = Omit<GlobalFieldDefinition, 'fieldKey'>;
@@ -38,48 +35,39 @@ export type GlobalFieldView = {
   updatedAt: Date;
 };
 
-function viewOf(row: GlobalFieldRow): GlobalFieldView {
-  return {
-    profileFieldKey: row.profile_field_key,
-    active: row.active,
-    definition: row.definition,
-    createdAt: new Date(row.created_at),
-    updatedAt: new Date(row.updated_at),
-  };
-}
-
-const notFound = (key: string): GatewayError =>
-  new GatewayError('NOT_FOUND', `There is no global field ${key}.`);
-
-async function requireRow(knex: Knex, profileFieldKey: string): Promise<GlobalFieldRow> {
-  const row = (await knex(table).where({ profile_field_key: profileFieldKey }).first()) as
-    GlobalFieldRow | undefined;
-  if (row === undefined) throw notFound(profileFieldKey);
-  return row;
-}
+const store = fieldDefinitionStore<string, StoredGlobalDefinition, GlobalFieldRow, GlobalFieldView>(
+  {
+    table: 'onboarding.global_field_definitions',
+    whereOf: (profileFieldKey) => ({ profile_field_key: profileFieldKey }),
+    fieldKeyOf: (row) => row.profile_field_key,
+    viewOf: (row) => ({
+      profileFieldKey: row.profile_field_key,
+      active: row.active,
+      definition: row.definition,
+      createdAt: new Date(row.created_at),
+      updatedAt: new Date(row.updated_at),
+    }),
+    notFound: (key) => new GatewayError('NOT_FOUND', `There is no global field ${key}.`),
+    conflict: (key) => new GatewayError('CONFLICT', `A global field for ${key} already exists.`),
+    onChange: async (trx) => {
+      await bumpSchemaVersion(trx, GLOBAL_SCHEMA);
+    },
+  },
+);
 
 /** Every global field, archived included (`activeOnly` for evaluation), in render order. */
 export async function listGlobalFields(
   knex: Knex,
   options: { activeOnly?: boolean } = {},
 ): Promise<GlobalFieldView[]> {
-  const query = knex(table);
-  if (options.activeOnly === true) void query.where({ active: true });
-  const rows = (await query) as GlobalFieldRow[];
-  return sortFieldDefinitions(
-    rows.map(viewOf).map((view) => ({
-      ...view,
-      sortOrder: view.definition.sortOrder,
-      fieldKey: view.profileFieldKey,
-    })),
-  ).map(({ sortOrder: _sortOrder, fieldKey: _fieldKey, ...view }) => view);
+  return store.list(knex, options.activeOnly === true ? { active: true } : undefined);
 }
 
 export async function getGlobalField(
   db: Database,
   profileFieldKey: string,
 ): Promise<GlobalFieldView> {
-  return viewOf(await requireRow(db.knex, profileFieldKey));
+  return store.get(db.knex, profileFieldKey);
 }
 
 /** Spec 4.13 create: a second definition of the same profile key is 409 CONFLICT. */
@@ -90,32 +78,7 @@ export async function createGlobalField(
   const definition = (({ fieldKey: _implied, ...rest }: GlobalFieldDefinition) => rest)(
     parsedDefinition(globalFieldDefinitionSchema.safeParse(body ?? {})),
   );
-  const now = new Date();
-  try {
-    return await db.knex.transaction(async (trx) => {
-      const rows = (await trx(table)
-        .insert({
-          profile_field_key: definition.profileFieldKey,
-          definition: JSON.stringify(definition),
-          active: true,
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('*')) as GlobalFieldRow[];
-      const row = rows[0];
-      if (row === undefined) throw new Error('insert returned no row');
-      await bumpSchemaVersion(trx, GLOBAL_SCHEMA);
-      return viewOf(row);
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw new GatewayError(
-        'CONFLICT',
-        `A global field for ${definition.profileFieldKey} already exists.`,
-      );
-    }
-    throw error;
-  }
+  return store.create(db, definition.profileFieldKey, definition);
 }
 
 /** Spec 4.13 PATCH: descriptive properties and `active` (true restores). */
@@ -127,32 +90,7 @@ export async function updateGlobalField(
   const { active, ...patch } = parsedDefinition(
     globalFieldDefinitionPatchSchema.safeParse(body ?? {}),
   );
-  return db.knex.transaction(async (trx) => {
-    const row = (await trx(table)
-      .where({ profile_field_key: profileFieldKey })
-      .forUpdate()
-      .first()) as GlobalFieldRow | undefined;
-    if (row === undefined) throw notFound(profileFieldKey);
-    const merged = mergeFieldDefinitionPatch(row.definition, patch);
-    if (!merged.ok) throw invalidDefinition(merged.issues);
-    const nextActive = active ?? row.active;
-    const changed =
-      nextActive !== row.active ||
-      JSON.stringify(merged.definition) !== JSON.stringify(row.definition);
-    if (!changed) return { field: viewOf(row), changed };
-    const rows = (await trx(table)
-      .where({ profile_field_key: profileFieldKey })
-      .update({
-        definition: JSON.stringify(merged.definition),
-        active: nextActive,
-        updated_at: new Date(),
-      })
-      .returning('*')) as GlobalFieldRow[];
-    const updated = rows[0];
-    if (updated === undefined) throw new Error('update returned no row');
-    await bumpSchemaVersion(trx, GLOBAL_SCHEMA);
-    return { field: viewOf(updated), changed };
-  });
+  return store.update(db, profileFieldKey, active, patch);
 }
 
 /** Spec 4.13 DELETE: soft archive; saved profile values are kept. */
@@ -160,16 +98,5 @@ export async function archiveGlobalField(
   db: Database,
   profileFieldKey: string,
 ): Promise<{ field: GlobalFieldView; changed: boolean }> {
-  return db.knex.transaction(async (trx) => {
-    const rows = (await trx(table)
-      .where({ profile_field_key: profileFieldKey, active: true })
-      .update({ active: false, updated_at: new Date() })
-      .returning('*')) as GlobalFieldRow[];
-    const updated = rows[0];
-    if (updated === undefined) {
-      return { field: viewOf(await requireRow(trx, profileFieldKey)), changed: false };
-    }
-    await bumpSchemaVersion(trx, GLOBAL_SCHEMA);
-    return { field: viewOf(updated), changed: true };
-  });
+  return store.archive(db, profileFieldKey);
 }

@@ -92,11 +92,22 @@ async function activePlatformFields(
   ).map(({ sortOrder: _sortOrder, ...field }) => field);
 }
 
+/**
+ * Two reads side by side on the pool, one after the other inside a transaction: a
+ * transaction is one connection, which runs one query at a time.
+ */
+async function bothOf<A, B>(knex: Knex, a: () => Promise<A>, b: () => Promise<B>): Promise<[A, B]> {
+  if (knex.isTransaction === true) return [await a(), await b()];
+  return Promise.all([a(), b()]);
+}
+
 async function loadSchema(knex: Knex, platformKey: string | undefined): Promise<ActiveSchema> {
-  const [global, platform] = await Promise.all([
-    listGlobalFields(knex, { activeOnly: true }),
-    platformKey === undefined ? Promise.resolve([]) : activePlatformFields(knex, platformKey),
-  ]);
+  const [global, platform] = await bothOf(
+    knex,
+    () => listGlobalFields(knex, { activeOnly: true }),
+    () =>
+      platformKey === undefined ? Promise.resolve([]) : activePlatformFields(knex, platformKey),
+  );
   return { global, platform };
 }
 
@@ -115,15 +126,17 @@ async function loadValues(
   userId: string,
   platformKey: string | undefined,
 ): Promise<UserValues> {
-  const [profile, rows] = await Promise.all([
-    readProfile(knex, userId),
-    platformKey === undefined
-      ? Promise.resolve([])
-      : (knex('onboarding.custom_values').where({
-          user_id: userId,
-          platform_key: platformKey,
-        }) as Promise<{ field_definition_id: string; value: FieldValue }[]>),
-  ]);
+  const [profile, rows] = await bothOf(
+    knex,
+    () => readProfile(knex, userId),
+    () =>
+      platformKey === undefined
+        ? Promise.resolve([])
+        : (knex('onboarding.custom_values').where({
+            user_id: userId,
+            platform_key: platformKey,
+          }) as Promise<{ field_definition_id: string; value: FieldValue }[]>),
+  );
   return {
     profile: profile.values,
     custom: new Map(rows.map((row) => [row.field_definition_id, row.value])),

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { Database } from '@gateway/db';
-import type { Knex } from 'knex';
 import { GatewayError } from '@gateway/errors';
 import {
   fieldDefinitionPatchSchema,
   fieldDefinitionSchema,
-  mergeFieldDefinitionPatch,
-  sortFieldDefinitions,
   type FieldDefinition,
 } from '@gateway/field-rules';
-import { invalidDefinition, isUniqueViolation, parsedDefinition } from './definition-errors.js';
+import { parsedDefinition } from './definition-errors.js';
+import { fieldDefinitionStore } from './field-definition-store.js';
 import { reopenCompleteMemberships } from './memberships.js';
 import { bumpSchemaVersion, platformSchema } from './schema-versions.js';
 
@@ -18,8 +16,6 @@ import { bumpSchemaVersion, platformSchema } from './schema-versions.js';
 // definition lives in @gateway/field-rules; this module stores and loads them. Each change
 // moves the platform's requirementVersion up and its COMPLETE memberships to IN_PROGRESS in
 // the same transaction (spec 3.6).
-
-const table = 'onboarding.field_definitions';
 
 /** The stored properties of a definition: everything of spec 2.10 but fieldKey and active. */
 export type StoredDefinition = Omit<FieldDefinition, 'fieldKey'>;
@@ -34,11 +30,7 @@ type FieldRow = {
   updated_at: Date;
 };
 
-/** Spec 3.6: what every create, update, archive or restore does besides the definition. */
-async function recordSchemaChange(trx: Knex.Transaction, platformKey: string): Promise<void> {
-  await bumpSchemaVersion(trx, platformSchema(platformKey));
-  await reopenCompleteMemberships(trx, platformKey);
-}
+type FieldKey = { platformKey: string; fieldKey: string };
 
 export type PlatformFieldView = {
   id: string;
@@ -50,8 +42,12 @@ export type PlatformFieldView = {
   updatedAt: Date;
 };
 
-function viewOf(row: FieldRow): PlatformFieldView {
-  return {
+const store = fieldDefinitionStore<FieldKey, StoredDefinition, FieldRow, PlatformFieldView>({
+  table: 'onboarding.field_definitions',
+  whereOf: ({ platformKey, fieldKey }) => ({ platform_key: platformKey, field_key: fieldKey }),
+  newRowColumns: () => ({ id: randomUUID() }),
+  fieldKeyOf: (row) => row.field_key,
+  viewOf: (row) => ({
     id: row.id,
     platformKey: row.platform_key,
     fieldKey: row.field_key,
@@ -59,28 +55,23 @@ function viewOf(row: FieldRow): PlatformFieldView {
     definition: row.definition,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
-  };
-}
-
-async function requireRow(knex: Knex, platformKey: string, fieldKey: string): Promise<FieldRow> {
-  const row = (await knex(table)
-    .where({ platform_key: platformKey, field_key: fieldKey })
-    .first()) as FieldRow | undefined;
-  if (row === undefined) {
-    throw new GatewayError('NOT_FOUND', `Platform ${platformKey} has no field ${fieldKey}.`);
-  }
-  return row;
-}
+  }),
+  notFound: ({ platformKey, fieldKey }) =>
+    new GatewayError('NOT_FOUND', `Platform ${platformKey} has no field ${fieldKey}.`),
+  conflict: ({ platformKey, fieldKey }) =>
+    new GatewayError('CONFLICT', `Platform ${platformKey} already has a field ${fieldKey}.`),
+  onChange: async (trx, { platformKey }) => {
+    await bumpSchemaVersion(trx, platformSchema(platformKey));
+    await reopenCompleteMemberships(trx, platformKey);
+  },
+});
 
 /** Spec 4.13: every definition of the platform, archived included, in render order. */
 export async function listPlatformFields(
   db: Database,
   platformKey: string,
 ): Promise<PlatformFieldView[]> {
-  const rows = (await db.knex(table).where({ platform_key: platformKey })) as FieldRow[];
-  return sortFieldDefinitions(
-    rows.map(viewOf).map((view) => ({ ...view, sortOrder: view.definition.sortOrder })),
-  ).map(({ sortOrder: _sortOrder, ...view }) => view);
+  return store.list(db.knex, { platform_key: platformKey });
 }
 
 export async function getPlatformField(
@@ -88,7 +79,7 @@ export async function getPlatformField(
   platformKey: string,
   fieldKey: string,
 ): Promise<PlatformFieldView> {
-  return viewOf(await requireRow(db.knex, platformKey, fieldKey));
+  return store.get(db.knex, { platformKey, fieldKey });
 }
 
 /** Spec 4.13 create: defaults applied; a duplicate fieldKey is 409 CONFLICT. */
@@ -98,34 +89,7 @@ export async function createPlatformField(
   body: JsonObject | undefined,
 ): Promise<PlatformFieldView> {
   const { fieldKey, ...definition } = parsedDefinition(fieldDefinitionSchema.safeParse(body ?? {}));
-  const now = new Date();
-  try {
-    return await db.knex.transaction(async (trx) => {
-      const rows = (await trx(table)
-        .insert({
-          id: randomUUID(),
-          platform_key: platformKey,
-          field_key: fieldKey,
-          definition: JSON.stringify(definition),
-          active: true,
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('*')) as FieldRow[];
-      const row = rows[0];
-      if (row === undefined) throw new Error('insert returned no row');
-      await recordSchemaChange(trx, platformKey);
-      return viewOf(row);
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw new GatewayError(
-        'CONFLICT',
-        `Platform ${platformKey} already has a field ${fieldKey}.`,
-      );
-    }
-    throw error;
-  }
+  return store.create(db, { platformKey, fieldKey }, definition);
 }
 
 /**
@@ -140,34 +104,7 @@ export async function updatePlatformField(
   body: JsonObject | undefined,
 ): Promise<{ field: PlatformFieldView; changed: boolean }> {
   const { active, ...patch } = parsedDefinition(fieldDefinitionPatchSchema.safeParse(body ?? {}));
-  return db.knex.transaction(async (trx) => {
-    const row = (await trx(table)
-      .where({ platform_key: platformKey, field_key: fieldKey })
-      .forUpdate()
-      .first()) as FieldRow | undefined;
-    if (row === undefined) {
-      throw new GatewayError('NOT_FOUND', `Platform ${platformKey} has no field ${fieldKey}.`);
-    }
-    const merged = mergeFieldDefinitionPatch(row.definition, patch);
-    if (!merged.ok) throw invalidDefinition(merged.issues);
-    const nextActive = active ?? row.active;
-    const changed =
-      nextActive !== row.active ||
-      JSON.stringify(merged.definition) !== JSON.stringify(row.definition);
-    if (!changed) return { field: viewOf(row), changed };
-    const rows = (await trx(table)
-      .where({ id: row.id })
-      .update({
-        definition: JSON.stringify(merged.definition),
-        active: nextActive,
-        updated_at: new Date(),
-      })
-      .returning('*')) as FieldRow[];
-    const updated = rows[0];
-    if (updated === undefined) throw new Error('update returned no row');
-    await recordSchemaChange(trx, platformKey);
-    return { field: viewOf(updated), changed };
-  });
+  return store.update(db, { platformKey, fieldKey }, active, patch);
 }
 
 /** Spec 3.6 DELETE: soft archive (values kept). `changed` is false when already archived. */
@@ -176,16 +113,5 @@ export async function archivePlatformField(
   platformKey: string,
   fieldKey: string,
 ): Promise<{ field: PlatformFieldView; changed: boolean }> {
-  return db.knex.transaction(async (trx) => {
-    const rows = (await trx(table)
-      .where({ platform_key: platformKey, field_key: fieldKey, active: true })
-      .update({ active: false, updated_at: new Date() })
-      .returning('*')) as FieldRow[];
-    const updated = rows[0];
-    if (updated === undefined) {
-      return { field: viewOf(await requireRow(trx, platformKey, fieldKey)), changed: false };
-    }
-    await recordSchemaChange(trx, platformKey);
-    return { field: viewOf(updated), changed: true };
-  });
+  return store.archive(db, { platformKey, fieldKey });
 }
