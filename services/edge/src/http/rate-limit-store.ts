@@ -12,7 +12,8 @@ export type RateLimitHit = {
 };
 
 export type RateLimitStore = {
-  hit(key: string, windowMs: number): Promise<RateLimitHit>;
+  /** Counts one request against each key (one round trip for all of them). */
+  hit(keys: readonly string[], windowMs: number): Promise<RateLimitHit[]>;
 };
 
 /** Counters in this process only: for a single instance. Ended windows are dropped. */
@@ -20,48 +21,68 @@ export function createMemoryRateLimitStore(now: () => number = Date.now): RateLi
   const windows = new Map<string, { count: number; endsAt: number }>();
   let nextSweep = 0;
   return {
-    hit(key, windowMs) {
+    hit(keys, windowMs) {
       const at = now();
       if (at >= nextSweep) {
         for (const [name, window] of windows) if (window.endsAt <= at) windows.delete(name);
         nextSweep = at + windowMs;
       }
-      let window = windows.get(key);
-      if (window === undefined || window.endsAt <= at) {
-        window = { count: 0, endsAt: at + windowMs };
-        windows.set(key, window);
-      }
-      window.count += 1;
-      return Promise.resolve({ count: window.count, resetMs: window.endsAt - at });
+      return Promise.resolve(
+        keys.map((key) => {
+          let window = windows.get(key);
+          if (window === undefined || window.endsAt <= at) {
+            window = { count: 0, endsAt: at + windowMs };
+            windows.set(key, window);
+          }
+          window.count += 1;
+          return { count: window.count, resetMs: window.endsAt - at };
+        }),
+      );
     },
   };
 }
 
-// One round trip, atomic: the first hit of a window sets its expiry.
+// One round trip for every key of a request, atomic: the first hit of a window sets its
+// expiry. Answers count and remaining milliseconds per key, flattened.
 const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
+local out = {}
+for i, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  if count == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then
+    redis.call('PEXPIRE', key, ARGV[1])
+    ttl = tonumber(ARGV[1])
+  end
+  out[#out + 1] = count
+  out[#out + 1] = ttl
 end
-return { count, ttl }
+return out
 `;
 
-type HitCommand = (key: string, windowMs: number) => Promise<[number, number]>;
+type HitCommand = (keyCount: number, ...args: (string | number)[]) => Promise<number[]>;
 
 /** Counters in Redis (under the connection's keyPrefix, then `rl:`), shared by instances. */
 export function createRedisRateLimitStore(redis: Redis): RateLimitStore {
   const commands = redis as unknown as Record<string, unknown>;
   if (typeof commands.gatewayRateLimitHit !== 'function') {
-    redis.defineCommand('gatewayRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    // Key count given per call (the script takes one to several keys).
+    redis.defineCommand('gatewayRateLimitHit', { lua: HIT_SCRIPT });
   }
   const command = commands.gatewayRateLimitHit as HitCommand;
   return {
-    async hit(key, windowMs) {
-      const [count, resetMs] = await command.call(redis, `rl:${key}`, windowMs);
-      return { count: Number(count), resetMs: Number(resetMs) };
+    async hit(keys, windowMs) {
+      if (keys.length === 0) return [];
+      const reply = await command.call(
+        redis,
+        keys.length,
+        ...keys.map((key) => `rl:${key}`),
+        windowMs,
+      );
+      return keys.map((_key, index) => ({
+        count: Number(reply[index * 2]),
+        resetMs: Number(reply[index * 2 + 1]),
+      }));
     },
   };
 }

@@ -142,11 +142,11 @@ describe('rate limits', () => {
   it('keeps counters per process without Redis, and ends them with the window', async () => {
     let now = 1_000_000;
     const store = createMemoryRateLimitStore(() => now);
-    expect(await store.hit('k', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
+    expect(await store.hit(['k'], 60_000)).toEqual([{ count: 1, resetMs: 60_000 }]);
     now += 59_000;
-    expect(await store.hit('k', 60_000)).toEqual({ count: 2, resetMs: 1_000 });
+    expect(await store.hit(['k'], 60_000)).toEqual([{ count: 2, resetMs: 1_000 }]);
     now += 1_000;
-    expect(await store.hit('k', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
+    expect(await store.hit(['k'], 60_000)).toEqual([{ count: 1, resetMs: 60_000 }]);
   });
 });
 

@@ -54,13 +54,14 @@ function limiter(
       return;
     }
     try {
+      const applicable = active.flatMap((rule) => {
+        const key = rule.keyOf(req);
+        return key === undefined ? [] : [{ rule, key: `${rule.name}:${key}` }];
+      });
       const hits = await Promise.race([
-        Promise.all(
-          active.map(async (rule) => {
-            const key = rule.keyOf(req);
-            if (key === undefined) return undefined;
-            return { rule, hit: await store.hit(`${rule.name}:${key}`, windowMs) };
-          }),
+        store.hit(
+          applicable.map((entry) => entry.key),
+          windowMs,
         ),
         new Promise<'late'>((resolve) => setTimeout(resolve, STORE_DEADLINE_MS, 'late').unref()),
       ]);
@@ -69,15 +70,15 @@ function limiter(
         next();
         return;
       }
-      const over = hits.filter(
-        (entry): entry is NonNullable<typeof entry> =>
-          entry !== undefined && entry.hit.count > entry.rule.limit,
-      );
+      const over = applicable.flatMap((entry, index) => {
+        const hit = hits[index];
+        return hit !== undefined && hit.count > entry.rule.limit ? [hit] : [];
+      });
       if (over.length === 0) {
         next();
         return;
       }
-      const waitMs = Math.max(...over.map((entry) => entry.hit.resetMs));
+      const waitMs = Math.max(...over.map((hit) => hit.resetMs));
       res.setHeader('Retry-After', String(Math.max(1, Math.ceil(waitMs / 1000))));
       next(new GatewayError('RATE_LIMITED', 'Too many requests; try again later.'));
     } catch (error) {
