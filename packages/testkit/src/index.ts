@@ -7,7 +7,11 @@ export { waitFor } from './wait-for.js';
 export type { WaitForOptions } from './wait-for.js';
 export { startTcpProxy } from './tcp-proxy.js';
 export type { TcpProxy } from './tcp-proxy.js';
-export { startTestOpenIdProvider, testMachineScopes } from './test-openid-provider.js';
+export {
+  followProviderPages,
+  startTestOpenIdProvider,
+  testMachineScopes,
+} from './test-openid-provider.js';
 export type { TestBrowser } from './test-openid-provider.js';
 export type {
   TestAccount,

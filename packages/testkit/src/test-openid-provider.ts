@@ -435,11 +435,13 @@ async function authorize(request: {
 }
 
 /**
- * Follows the provider's redirects and answers its pages as a user would: the dev login
- * (any password), consent, and the end-session confirmation; stops at the first redirect
- * for which `isDone` is true and answers it.
+ * Follows the redirects of an oidc-provider with its development interaction pages and
+ * answers its pages as a user would: the dev login (any password), consent, and the
+ * end-session confirmation; stops at the first redirect for which `isDone` is true and
+ * answers it. The cookie jar keeps the identity session, so a second sign-in with the same
+ * jar goes straight back. Used by the test provider's browser and by the bench.
  */
-async function followProviderPages(request: {
+export async function followProviderPages(request: {
   startUrl: string;
   accountId: string;
   jar: CookieJar;
@@ -472,7 +474,7 @@ async function followProviderPages(request: {
     const html = await response.text();
     const page = response.status === 200 ? parseProviderForm(html) : undefined;
     if (page === undefined) {
-      throw new Error(`Unexpected page from the test OpenID Provider: ${response.status} ${html}`);
+      throw new Error(`Unexpected page from the OpenID Provider: ${response.status} ${html}`);
     }
     url = new URL(page.action, url).href;
     form =
@@ -482,7 +484,7 @@ async function followProviderPages(request: {
           ? new URLSearchParams({ ...page.hidden, logout: 'yes' })
           : new URLSearchParams({ prompt: page.prompt });
   }
-  throw new Error('The test OpenID Provider did not finish');
+  throw new Error('The OpenID Provider did not finish');
 }
 
 // The dev interaction pages (login and consent) are one form each, posting `prompt` back;

@@ -15,6 +15,7 @@ import {
   sendJson,
   type RegistryRouteOptions,
 } from './admin-operation.js';
+import { fieldDescriptiveJson } from './onboarding-field-routes.js';
 
 // Spec 2.10 (global fields), 4.13: the global onboarding fields, keyed by canonical profile
 // key and collected from every user in every mode. `platforms:admin` and the schema scope
@@ -28,18 +29,8 @@ export const GlobalOnboardingFieldJson = z
     profileFieldKey: z.string(),
     fieldKey: z.string().describe('Equal to `profileFieldKey`; the key in `missingFields`.'),
     active: z.boolean().describe('False when ARCHIVED.'),
-    label: z.string(),
-    fieldType: z.string(),
     source: z.literal('PROFILE_FIELD'),
-    description: z.string().nullable(),
-    placeholder: z.string().nullable(),
-    sortOrder: z.number().int(),
-    required: z.boolean(),
-    options: z.array(z.object({ value: z.string(), label: z.string() })),
-    validation: z.record(z.string(), z.unknown()),
-    uiConfig: z.record(z.string(), z.unknown()),
-    createdAt: z.iso.datetime({ offset: true }),
-    updatedAt: z.iso.datetime({ offset: true }),
+    ...fieldDescriptiveJson,
   })
   .meta({ id: 'GlobalOnboardingField' });
 

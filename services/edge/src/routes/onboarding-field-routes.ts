@@ -26,25 +26,33 @@ const FieldParams = z
   .strict();
 const FieldsParams = z.object({ platformKey: z.string().regex(PLATFORM_KEY_PATTERN) }).strict();
 
+/**
+ * The descriptive properties and timestamps both field kinds answer with (a platform field
+ * here, a global field in global-field-routes.ts); each schema adds only its own keys.
+ */
+export const fieldDescriptiveJson = {
+  label: z.string(),
+  fieldType: z.string(),
+  description: z.string().nullable(),
+  placeholder: z.string().nullable(),
+  sortOrder: z.number().int(),
+  required: z.boolean(),
+  options: z.array(z.object({ value: z.string(), label: z.string() })),
+  validation: z.record(z.string(), z.unknown()),
+  uiConfig: z.record(z.string(), z.unknown()),
+  createdAt: z.iso.datetime({ offset: true }),
+  updatedAt: z.iso.datetime({ offset: true }),
+};
+
 export const OnboardingFieldJson = z
   .object({
     id: z.uuid(),
     platformKey: z.string(),
     fieldKey: z.string(),
     active: z.boolean().describe('False when ARCHIVED.'),
-    label: z.string(),
-    fieldType: z.string(),
     source: z.string(),
     profileFieldKey: z.string().nullable(),
-    description: z.string().nullable(),
-    placeholder: z.string().nullable(),
-    sortOrder: z.number().int(),
-    required: z.boolean(),
-    options: z.array(z.object({ value: z.string(), label: z.string() })),
-    validation: z.record(z.string(), z.unknown()),
-    uiConfig: z.record(z.string(), z.unknown()),
-    createdAt: z.iso.datetime({ offset: true }),
-    updatedAt: z.iso.datetime({ offset: true }),
+    ...fieldDescriptiveJson,
   })
   .meta({ id: 'OnboardingField' });
 
