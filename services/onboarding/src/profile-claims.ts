@@ -13,7 +13,10 @@ function httpsUrl(value: string | undefined): string | undefined {
 /**
  * Spec 2.5 JIT: an HTTPS `picture` is copied into an empty avatarUrl, and `name` into
  * metadata.displayName when not yet set. Values the user chose are never overwritten.
- * One statement, so concurrent logins cannot lose either update.
+ *
+ * One statement (issue 8): it reads the profile and writes only when the profile does not
+ * exist yet or a claim fills something still empty, so a returning user's login writes
+ * nothing. The write itself merges in place, so concurrent logins cannot lose either update.
  */
 export async function applyIdentityClaims(
   db: Database,
@@ -25,20 +28,41 @@ export async function applyIdentityClaims(
       ? null
       : claims.name.trim().slice(0, 200);
   const now = new Date();
-  const result = await db.knex.raw<{ rows: { avatar_url: string | null }[] }>(
-    `insert into onboarding.profiles (user_id, avatar_url, metadata, created_at, updated_at)
-     values (?, ?, case when ?::text is null then '{}'::jsonb else jsonb_build_object('displayName', ?::text) end, ?, ?)
-     on conflict (user_id) do update set
-       avatar_url = coalesce(onboarding.profiles.avatar_url, excluded.avatar_url),
-       metadata = case
-         when onboarding.profiles.metadata->>'displayName' is not null or ?::text is null
-           then onboarding.profiles.metadata
-         else onboarding.profiles.metadata || jsonb_build_object('displayName', ?::text)
-       end,
-       updated_at = excluded.updated_at
-     returning avatar_url`,
-    [claims.userId, picture, name, name, now, now, name, name],
+  const result = await db.knex.raw<{
+    rows: { written: boolean; avatar_url: string | null }[];
+  }>(
+    `with claims as (
+       select cast(? as uuid) as user_id, cast(? as text) as picture, cast(? as text) as name
+     ), existing as (
+       select p.avatar_url, p.metadata->>'displayName' as display_name
+       from onboarding.profiles p, claims where p.user_id = claims.user_id
+     ), written as (
+       insert into onboarding.profiles (user_id, avatar_url, metadata, created_at, updated_at)
+       select claims.user_id, claims.picture,
+         case when claims.name is null then '{}'::jsonb
+           else jsonb_build_object('displayName', claims.name) end, ?, ?
+       from claims
+       where not exists (select 1 from existing)
+         or exists (select 1 from existing
+           where (existing.avatar_url is null and claims.picture is not null)
+             or (existing.display_name is null and claims.name is not null))
+       on conflict (user_id) do update set
+         avatar_url = coalesce(onboarding.profiles.avatar_url, excluded.avatar_url),
+         metadata = case
+           when onboarding.profiles.metadata->>'displayName' is not null
+             or excluded.metadata->>'displayName' is null
+             then onboarding.profiles.metadata
+           else onboarding.profiles.metadata
+             || jsonb_build_object('displayName', excluded.metadata->>'displayName')
+         end,
+         updated_at = excluded.updated_at
+       returning avatar_url
+     )
+     select true as written, avatar_url from written
+     union all
+     select false, avatar_url from existing`,
+    [claims.userId, picture, name, now, now],
   );
-  const avatar = result.rows[0]?.avatar_url ?? null;
-  return { avatarUrl: avatar ?? undefined };
+  const row = result.rows.find((candidate) => candidate.written) ?? result.rows[0];
+  return { avatarUrl: row?.avatar_url ?? undefined };
 }
