@@ -9,10 +9,12 @@ import {
 } from '@gateway/field-rules';
 import type { Knex } from 'knex';
 import { invalidDefinition, isUniqueViolation } from './definition-errors.js';
+import type { SchemaCache } from './schema-cache.js';
 
 // The storage mechanism shared by the platform and global field definition modules (spec
 // 2.10, 3.6, 4.13): load, create, patch and archive one table of definitions, running the
-// scope's schema change (at least a version bump) in the same transaction as every change.
+// scope's schema change (at least a version bump) in the same transaction as every change,
+// and dropping the scope from this process's schema cache once that transaction committed.
 
 /** The columns every definition table has besides its key columns. */
 export type StoredFieldRow<Definition> = {
@@ -44,6 +46,8 @@ export type FieldDefinitionStoreConfig<
   conflict: (key: Key) => GatewayError;
   /** Spec 3.6: what every create, update, archive or restore does besides the definition. */
   onChange: (trx: Knex.Transaction, key: Key) => Promise<void>;
+  /** Drops the changed scope from this process's schema cache (issue 8). */
+  invalidate: (cache: SchemaCache, key: Key) => void;
 };
 
 export type FieldDefinitionStore<Key, Definition, View> = {
@@ -51,16 +55,21 @@ export type FieldDefinitionStore<Key, Definition, View> = {
   list: (knex: Knex, filter?: Record<string, string | boolean>) => Promise<View[]>;
   get: (knex: Knex, key: Key) => Promise<View>;
   /** A duplicate key is 409 CONFLICT. */
-  create: (db: Database, key: Key, definition: Definition) => Promise<View>;
+  create: (db: Database, cache: SchemaCache, key: Key, definition: Definition) => Promise<View>;
   /** `changed` is false when nothing differs from what was stored. */
   update: (
     db: Database,
+    cache: SchemaCache,
     key: Key,
     active: boolean | undefined,
     patch: DefinitionPatch,
   ) => Promise<{ field: View; changed: boolean }>;
   /** Soft archive; `changed` is false when already archived. */
-  archive: (db: Database, key: Key) => Promise<{ field: View; changed: boolean }>;
+  archive: (
+    db: Database,
+    cache: SchemaCache,
+    key: Key,
+  ) => Promise<{ field: View; changed: boolean }>;
 };
 
 export function fieldDefinitionStore<
@@ -98,10 +107,10 @@ export function fieldDefinitionStore<
       return viewOf(await requireRow(knex, key));
     },
 
-    async create(db, key, definition) {
+    async create(db, cache, key, definition) {
       const now = new Date();
       try {
-        return await db.knex.transaction(async (trx) => {
+        const created = await db.knex.transaction(async (trx) => {
           const rows = (await trx(table)
             .insert({
               ...config.newRowColumns?.(),
@@ -117,14 +126,16 @@ export function fieldDefinitionStore<
           await config.onChange(trx, key);
           return viewOf(row);
         });
+        config.invalidate(cache, key);
+        return created;
       } catch (error) {
         if (isUniqueViolation(error)) throw config.conflict(key);
         throw error;
       }
     },
 
-    async update(db, key, active, patch) {
-      return db.knex.transaction(async (trx) => {
+    async update(db, cache, key, active, patch) {
+      const result = await db.knex.transaction(async (trx) => {
         const row = (await trx(table).where(whereOf(key)).forUpdate().first()) as Row | undefined;
         if (row === undefined) throw config.notFound(key);
         const merged = mergeFieldDefinitionPatch(row.definition, patch);
@@ -147,10 +158,12 @@ export function fieldDefinitionStore<
         await config.onChange(trx, key);
         return { field: viewOf(updated), changed };
       });
+      if (result.changed) config.invalidate(cache, key);
+      return result;
     },
 
-    async archive(db, key) {
-      return db.knex.transaction(async (trx) => {
+    async archive(db, cache, key) {
+      const result = await db.knex.transaction(async (trx) => {
         const rows = (await trx(table)
           .where({ ...whereOf(key), active: true })
           .update({ active: false, updated_at: new Date() })
@@ -162,6 +175,8 @@ export function fieldDefinitionStore<
         await config.onChange(trx, key);
         return { field: viewOf(updated), changed: true };
       });
+      if (result.changed) config.invalidate(cache, key);
+      return result;
     },
   };
 }

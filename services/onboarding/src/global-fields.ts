@@ -9,6 +9,7 @@ import {
 } from '@gateway/field-rules';
 import { parsedDefinition } from './definition-errors.js';
 import { fieldDefinitionStore } from './field-definition-store.js';
+import type { SchemaCache } from './schema-cache.js';
 import { bumpSchemaVersion, GLOBAL_SCHEMA } from './schema-versions.js';
 
 // Spec 2.10 (last paragraph), 4.13 global fields: definitions keyed by the canonical profile
@@ -52,15 +53,13 @@ const store = fieldDefinitionStore<string, StoredGlobalDefinition, GlobalFieldRo
     onChange: async (trx) => {
       await bumpSchemaVersion(trx, GLOBAL_SCHEMA);
     },
+    invalidate: (cache) => cache.invalidateGlobal(),
   },
 );
 
-/** Every global field, archived included (`activeOnly` for evaluation), in render order. */
-export async function listGlobalFields(
-  knex: Knex,
-  options: { activeOnly?: boolean } = {},
-): Promise<GlobalFieldView[]> {
-  return store.list(knex, options.activeOnly === true ? { active: true } : undefined);
+/** Every global field, archived included, in render order. */
+export async function listGlobalFields(knex: Knex): Promise<GlobalFieldView[]> {
+  return store.list(knex);
 }
 
 export async function getGlobalField(
@@ -73,30 +72,33 @@ export async function getGlobalField(
 /** Spec 4.13 create: a second definition of the same profile key is 409 CONFLICT. */
 export async function createGlobalField(
   db: Database,
+  cache: SchemaCache,
   body: JsonObject | undefined,
 ): Promise<GlobalFieldView> {
   const definition = (({ fieldKey: _implied, ...rest }: GlobalFieldDefinition) => rest)(
     parsedDefinition(globalFieldDefinitionSchema.safeParse(body ?? {})),
   );
-  return store.create(db, definition.profileFieldKey, definition);
+  return store.create(db, cache, definition.profileFieldKey, definition);
 }
 
 /** Spec 4.13 PATCH: descriptive properties and `active` (true restores). */
 export async function updateGlobalField(
   db: Database,
+  cache: SchemaCache,
   profileFieldKey: string,
   body: JsonObject | undefined,
 ): Promise<{ field: GlobalFieldView; changed: boolean }> {
   const { active, ...patch } = parsedDefinition(
     globalFieldDefinitionPatchSchema.safeParse(body ?? {}),
   );
-  return store.update(db, profileFieldKey, active, patch);
+  return store.update(db, cache, profileFieldKey, active, patch);
 }
 
 /** Spec 4.13 DELETE: soft archive; saved profile values are kept. */
 export async function archiveGlobalField(
   db: Database,
+  cache: SchemaCache,
   profileFieldKey: string,
 ): Promise<{ field: GlobalFieldView; changed: boolean }> {
-  return store.archive(db, profileFieldKey);
+  return store.archive(db, cache, profileFieldKey);
 }

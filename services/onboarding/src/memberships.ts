@@ -10,19 +10,32 @@ const table = 'onboarding.memberships';
 
 type MembershipRow = { status: MembershipStatus; completed_at: Date | null };
 
-export async function readMembership(
+const membershipOf = (row: MembershipRow): Membership => ({
+  status: row.status,
+  completedAt: row.completed_at === null ? null : new Date(row.completed_at),
+});
+
+/**
+ * Creates the membership with `status` in one statement; undefined when it already exists
+ * (created meanwhile by another request: decide again under its lock).
+ */
+export async function insertMembership(
   knex: Knex,
   userId: string,
   platformKey: string,
+  status: MembershipStatus,
 ): Promise<Membership | undefined> {
-  const row = (await knex(table).where({ user_id: userId, platform_key: platformKey }).first()) as
-    MembershipRow | undefined;
-  return row === undefined
-    ? undefined
-    : {
-        status: row.status,
-        completedAt: row.completed_at === null ? null : new Date(row.completed_at),
-      };
+  const now = new Date();
+  const result = await knex.raw<{ rows: MembershipRow[] }>(
+    `insert into onboarding.memberships
+       (user_id, platform_key, status, completed_at, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?)
+     on conflict (user_id, platform_key) do nothing
+     returning status, completed_at`,
+    [userId, platformKey, status, status === 'COMPLETE' ? now : null, now, now],
+  );
+  const row = result.rows[0];
+  return row === undefined ? undefined : membershipOf(row);
 }
 
 /** Creates the membership as NOT_STARTED unless it exists; returns it locked for update. */
@@ -31,6 +44,15 @@ export async function lockMembership(
   userId: string,
   platformKey: string,
 ): Promise<Membership> {
+  const lock = async () =>
+    (await trx(table)
+      .select('status', 'completed_at')
+      .where({ user_id: userId, platform_key: platformKey })
+      .forUpdate()
+      .first()) as MembershipRow | undefined;
+  // Most memberships exist: lock first, create only when missing.
+  const existing = await lock();
+  if (existing !== undefined) return membershipOf(existing);
   const now = new Date();
   await trx(table)
     .insert({
@@ -43,15 +65,9 @@ export async function lockMembership(
     })
     .onConflict(['user_id', 'platform_key'])
     .ignore();
-  const row = (await trx(table)
-    .where({ user_id: userId, platform_key: platformKey })
-    .forUpdate()
-    .first()) as MembershipRow | undefined;
+  const row = await lock();
   if (row === undefined) throw new Error('membership upsert left no row');
-  return {
-    status: row.status,
-    completedAt: row.completed_at === null ? null : new Date(row.completed_at),
-  };
+  return membershipOf(row);
 }
 
 export async function setMembershipStatus(

@@ -29,12 +29,18 @@ import {
 import { applyIdentityClaims } from './profile-claims.js';
 import { createProfileServiceImpl } from './profile-service.js';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
+import { SchemaCache } from './schema-cache.js';
 import { platformSchema, schemaVersions } from './schema-versions.js';
 
 export type OnboardingServiceOptions = {
   db: Database;
   /** Deadline of each readiness probe of the store. */
   probeTimeoutMs: number;
+  /**
+   * Longest the active field definitions are kept in this process (default and most: 5000;
+   * 0 keeps nothing). See schema-cache.ts.
+   */
+  schemaCacheTtlMs?: number;
 };
 
 /** A stored platform field as its PlatformField message. */
@@ -78,18 +84,22 @@ const platformOf = (platformKey: string): string | undefined =>
 /** The onboarding service's Connect routes: OnboardingService and the gRPC health service. */
 export function createOnboardingRoutes(options: OnboardingServiceOptions): ServiceRoutes {
   const knex = options.db.knex;
+  const db = options.db;
+  const schemas = new SchemaCache(
+    options.schemaCacheTtlMs === undefined ? {} : { ttlMs: options.schemaCacheTtlMs },
+  );
   return combineRoutes(
     (router: ConnectRouter) =>
       router.service(OnboardingService, {
         async evaluateOnboarding(request) {
-          const status = await evaluateStatus(knex, {
+          const status = await evaluateStatus(knex, schemas, {
             userId: request.userId,
             platformKey: platformOf(request.platformKey),
           });
           return { status: statusMessage(status) };
         },
         async applyIdentityClaims(request) {
-          const { avatarUrl } = await applyIdentityClaims(options.db, {
+          const { avatarUrl } = await applyIdentityClaims(db, {
             userId: request.userId,
             picture: request.picture,
             name: request.name,
@@ -102,7 +112,8 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
         },
         async createPlatformField(request) {
           const field = await createPlatformField(
-            options.db,
+            db,
+            schemas,
             request.platformKey,
             request.definition,
           );
@@ -114,7 +125,8 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
         },
         async updatePlatformField(request) {
           const { field, changed } = await updatePlatformField(
-            options.db,
+            db,
+            schemas,
             request.platformKey,
             request.fieldKey,
             request.patch,
@@ -123,7 +135,8 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
         },
         async archivePlatformField(request) {
           const { field, changed } = await archivePlatformField(
-            options.db,
+            db,
+            schemas,
             request.platformKey,
             request.fieldKey,
           );
@@ -135,7 +148,7 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
         },
         async createGlobalField(request) {
           return {
-            field: globalFieldMessage(await createGlobalField(options.db, request.definition)),
+            field: globalFieldMessage(await createGlobalField(db, schemas, request.definition)),
           };
         },
         async getGlobalField(request) {
@@ -145,14 +158,15 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
         },
         async updateGlobalField(request) {
           const { field, changed } = await updateGlobalField(
-            options.db,
+            db,
+            schemas,
             request.profileFieldKey,
             request.patch,
           );
           return { field: globalFieldMessage(field), changed };
         },
         async archiveGlobalField(request) {
-          const { field, changed } = await archiveGlobalField(options.db, request.profileFieldKey);
+          const { field, changed } = await archiveGlobalField(db, schemas, request.profileFieldKey);
           return { field: globalFieldMessage(field), changed };
         },
         async getRequirementVersions(request) {
@@ -165,7 +179,7 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
           };
         },
         async getRequirements(request) {
-          const answer = await getRequirements(knex, {
+          const answer = await getRequirements(knex, schemas, {
             userId: request.userId,
             platformKey: platformOf(request.platformKey),
           });
@@ -179,7 +193,7 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
           };
         },
         async putValues(request) {
-          const status = await putValues(knex, {
+          const status = await putValues(knex, schemas, {
             userId: request.userId,
             platformKey: platformOf(request.platformKey),
             requirementVersion: request.requirementVersion,
@@ -188,7 +202,7 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
           return { status: statusMessage(status) };
         },
         async completeOnboarding(request) {
-          const status = await completeMembership(knex, {
+          const status = await completeMembership(knex, schemas, {
             userId: request.userId,
             platformKey: request.platformKey,
             refuse: true,
@@ -196,7 +210,7 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
           return { status: statusMessage(status) };
         },
         async bootstrapMembership(request) {
-          const status = await completeMembership(knex, {
+          const status = await completeMembership(knex, schemas, {
             userId: request.userId,
             platformKey: request.platformKey,
             refuse: false,
@@ -205,7 +219,8 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
         },
       }),
     // Spec 2.5, 4.8: the signed-in user's own profile and avatar.
-    (router: ConnectRouter) => router.service(ProfileService, createProfileServiceImpl(options.db)),
+    (router: ConnectRouter) =>
+      router.service(ProfileService, createProfileServiceImpl(db, schemas)),
     createHealthRoutes({
       serviceName: OnboardingService.typeName,
       probes: [{ name: 'postgres', check: () => options.db.ping(options.probeTimeoutMs) }],

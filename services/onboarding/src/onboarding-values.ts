@@ -3,29 +3,29 @@ import { GatewayError } from '@gateway/errors';
 import {
   isCanonicalProfileKey,
   missingRequiredFields,
-  sortFieldDefinitions,
   validateFieldValue,
   type CanonicalProfileKey,
   type FieldValue,
   type FieldValueRules,
 } from '@gateway/field-rules';
-import { listGlobalFields, type GlobalFieldView } from './global-fields.js';
 import {
+  insertMembership,
   lockMembership,
-  readMembership,
   setMembershipStatus,
   type Membership,
   type MembershipStatus,
 } from './memberships.js';
+import {
+  readOnboardingState,
+  readSchema,
+  type ActiveSchema,
+  type UserValues,
+} from './onboarding-state.js';
 import type { StoredDefinition } from './platform-fields.js';
 import { KEY_RULES } from './profile-patch.js';
-import { readProfile, writeProfile, type ProfileValues } from './profile-store.js';
-import {
-  GLOBAL_SCHEMA,
-  lockSchemaVersion,
-  platformSchema,
-  schemaVersions,
-} from './schema-versions.js';
+import { writeProfile, type ProfileValues, type StoredProfile } from './profile-store.js';
+import type { PlatformSchemaField, SchemaCache } from './schema-cache.js';
+import { GLOBAL_SCHEMA, lockSchemaVersions, platformSchema } from './schema-versions.js';
 
 // Spec 2.14, 3.7, 4.9: a user's requirements, values and status for the global profile and
 // for one platform. Global fields come first; a platform PROFILE_FIELD that duplicates an
@@ -52,95 +52,11 @@ export type OnboardingStatus = {
   completedAt: Date | null;
 };
 
-type PlatformFieldRow = {
-  id: string;
-  field_key: string;
-  definition: StoredDefinition;
-  active: boolean;
-  created_at: Date;
-};
-
-type PlatformSchemaField = {
-  id: string;
-  fieldKey: string;
-  definition: StoredDefinition;
-  createdAt: Date;
-};
-
-/** The schema a user is evaluated against: active fields only, in render order. */
-type ActiveSchema = {
-  global: GlobalFieldView[];
-  platform: PlatformSchemaField[];
-};
-
-async function activePlatformFields(
-  knex: Knex,
-  platformKey: string,
-): Promise<PlatformSchemaField[]> {
-  const rows = (await knex('onboarding.field_definitions').where({
-    platform_key: platformKey,
-    active: true,
-  })) as PlatformFieldRow[];
-  return sortFieldDefinitions(
-    rows.map((row) => ({
-      id: row.id,
-      fieldKey: row.field_key,
-      definition: row.definition,
-      createdAt: new Date(row.created_at),
-      sortOrder: row.definition.sortOrder,
-    })),
-  ).map(({ sortOrder: _sortOrder, ...field }) => field);
-}
-
-/**
- * Two reads side by side on the pool, one after the other inside a transaction: a
- * transaction is one connection, which runs one query at a time.
- */
-async function bothOf<A, B>(knex: Knex, a: () => Promise<A>, b: () => Promise<B>): Promise<[A, B]> {
-  if (knex.isTransaction === true) return [await a(), await b()];
-  return Promise.all([a(), b()]);
-}
-
-async function loadSchema(knex: Knex, platformKey: string | undefined): Promise<ActiveSchema> {
-  const [global, platform] = await bothOf(
-    knex,
-    () => listGlobalFields(knex, { activeOnly: true }),
-    () =>
-      platformKey === undefined ? Promise.resolve([]) : activePlatformFields(knex, platformKey),
-  );
-  return { global, platform };
-}
-
 /** The profile key a platform field writes to, when it is a PROFILE_FIELD. */
 function profileKeyOf(definition: StoredDefinition): CanonicalProfileKey | undefined {
   return definition.source === 'PROFILE_FIELD' && isCanonicalProfileKey(definition.profileFieldKey)
     ? definition.profileFieldKey
     : undefined;
-}
-
-/** The user's stored values: the canonical profile and the platform's custom values. */
-type UserValues = { profile: ProfileValues; custom: Map<string, FieldValue> };
-
-async function loadValues(
-  knex: Knex,
-  userId: string,
-  platformKey: string | undefined,
-): Promise<UserValues> {
-  const [profile, rows] = await bothOf(
-    knex,
-    () => readProfile(knex, userId),
-    () =>
-      platformKey === undefined
-        ? Promise.resolve([])
-        : (knex('onboarding.custom_values').where({
-            user_id: userId,
-            platform_key: platformKey,
-          }) as Promise<{ field_definition_id: string; value: FieldValue }[]>),
-  );
-  return {
-    profile: profile.values,
-    custom: new Map(rows.map((row) => [row.field_definition_id, row.value])),
-  };
 }
 
 function platformValue(field: PlatformSchemaField, values: UserValues): FieldValue {
@@ -153,40 +69,36 @@ function missingOf(
   schema: ActiveSchema,
   values: UserValues,
 ): { global: string[]; platform: string[] } {
-  const global = missingRequiredFields(
-    schema.global.map((field) => ({ ...field.definition, fieldKey: field.profileFieldKey })),
-    values.profile,
-  );
+  const global = missingRequiredFields(schema.global.requirements, values.profile);
+  if (schema.platform === undefined) return { global, platform: [] };
   const platformValues = Object.fromEntries(
-    schema.platform.map((field) => [field.fieldKey, platformValue(field, values)]),
+    schema.platform.fields.map((field) => [field.fieldKey, platformValue(field, values)]),
   );
-  const platform = missingRequiredFields(
-    schema.platform.map((field) => ({ ...field.definition, fieldKey: field.fieldKey })),
-    platformValues,
-  );
-  return { global, platform };
+  return { global, platform: missingRequiredFields(schema.platform.requirements, platformValues) };
 }
+
+/** The active fields of the platform (none for the global scope). */
+const platformFields = (schema: ActiveSchema): readonly PlatformSchemaField[] =>
+  schema.platform?.fields ?? [];
+
+/** The requirementVersion of the scope asked about. */
+const versionOf = (schema: ActiveSchema): number => (schema.platform ?? schema.global).version;
 
 /** Platform PROFILE_FIELDs that an active global field of the same profile key absorbs. */
 function mergedInto(schema: ActiveSchema, profileKey: string): PlatformSchemaField[] {
-  return schema.platform.filter((field) => profileKeyOf(field.definition) === profileKey);
+  return platformFields(schema).filter((field) => profileKeyOf(field.definition) === profileKey);
 }
 
 /** Spec 2.14 requirements: global fields first, then the platform's own (merged) fields. */
 export async function getRequirements(
   knex: Knex,
+  cache: SchemaCache,
   request: { userId: string; platformKey: string | undefined },
 ): Promise<{ requirementVersion: number; requirements: Requirement[] }> {
-  const scope =
-    request.platformKey === undefined ? GLOBAL_SCHEMA : platformSchema(request.platformKey);
-  const [schema, values, versions] = await Promise.all([
-    loadSchema(knex, request.platformKey),
-    loadValues(knex, request.userId, request.platformKey),
-    schemaVersions(knex, [scope]),
-  ]);
-  const globalKeys = new Set(schema.global.map((field) => field.profileFieldKey));
+  const { schema, values } = await readOnboardingState(knex, cache, request);
+  const globalKeys = new Set(schema.global.fields.map((field) => field.profileFieldKey));
   const requirements: Requirement[] = [
-    ...schema.global.map((field): Requirement => {
+    ...schema.global.fields.map((field): Requirement => {
       const merged = mergedInto(schema, field.profileFieldKey);
       return {
         scope: 'GLOBAL',
@@ -198,7 +110,7 @@ export async function getRequirements(
         currentValue: values.profile[field.profileFieldKey as CanonicalProfileKey],
       };
     }),
-    ...schema.platform
+    ...platformFields(schema)
       .filter((field) => !globalKeys.has(profileKeyOf(field.definition) ?? ''))
       .map((field): Requirement => ({
         scope: 'PLATFORM',
@@ -206,7 +118,7 @@ export async function getRequirements(
         currentValue: platformValue(field, values),
       })),
   ];
-  return { requirementVersion: versions.get(scope) ?? 0, requirements };
+  return { requirementVersion: versionOf(schema), requirements };
 }
 
 /**
@@ -233,27 +145,32 @@ function statusOf(
   };
 }
 
+/**
+ * Read-only evaluation (spec 2.14): what is missing and where the membership stands, with
+ * the profile it was evaluated on. One statement (onboarding-state.ts).
+ */
+export async function evaluateWithProfile(
+  knex: Knex,
+  cache: SchemaCache,
+  request: { userId: string; platformKey: string | undefined },
+): Promise<{ status: OnboardingStatus; profile: StoredProfile }> {
+  const state = await readOnboardingState(knex, cache, { ...request, membership: true });
+  const status = statusOf(
+    state.membership,
+    missingOf(state.schema, state.values),
+    versionOf(state.schema),
+    request.platformKey !== undefined,
+  );
+  return { status, profile: state.profile };
+}
+
 /** Read-only evaluation (spec 2.14): what is missing and where the membership stands. */
 export async function evaluateStatus(
   knex: Knex,
+  cache: SchemaCache,
   request: { userId: string; platformKey: string | undefined },
 ): Promise<OnboardingStatus> {
-  const { userId, platformKey } = request;
-  const scope = platformKey === undefined ? GLOBAL_SCHEMA : platformSchema(platformKey);
-  const [schema, values, membership, versions] = await Promise.all([
-    loadSchema(knex, platformKey),
-    loadValues(knex, userId, platformKey),
-    platformKey === undefined
-      ? Promise.resolve(undefined)
-      : readMembership(knex, userId, platformKey),
-    schemaVersions(knex, [scope]),
-  ]);
-  return statusOf(
-    membership,
-    missingOf(schema, values),
-    versions.get(scope) ?? 0,
-    platformKey !== undefined,
-  );
+  return (await evaluateWithProfile(knex, cache, request)).status;
 }
 
 /** Where a submitted key is saved, and every definition its value must satisfy. */
@@ -264,8 +181,8 @@ type SaveTarget = {
 
 function saveTargets(schema: ActiveSchema): Map<string, SaveTarget> {
   const targets = new Map<string, SaveTarget>();
-  const globalByKey = new Map(schema.global.map((field) => [field.profileFieldKey, field]));
-  for (const field of schema.global) {
+  const globalByKey = new Map(schema.global.fields.map((field) => [field.profileFieldKey, field]));
+  for (const field of schema.global.fields) {
     targets.set(field.profileFieldKey, {
       rules: [
         field.definition,
@@ -276,7 +193,7 @@ function saveTargets(schema: ActiveSchema): Map<string, SaveTarget> {
       store: { profileKey: field.profileFieldKey as CanonicalProfileKey },
     });
   }
-  for (const field of schema.platform) {
+  for (const field of platformFields(schema)) {
     const profileKey = profileKeyOf(field.definition);
     if (profileKey === undefined) {
       targets.set(field.fieldKey, {
@@ -333,6 +250,7 @@ const schemaChanged = (
  */
 export async function putValues(
   knex: Knex,
+  cache: SchemaCache,
   request: {
     userId: string;
     platformKey: string | undefined;
@@ -342,15 +260,22 @@ export async function putValues(
 ): Promise<OnboardingStatus> {
   const { userId, platformKey } = request;
   return knex.transaction(async (trx) => {
-    const globalVersion = await lockSchemaVersion(trx, GLOBAL_SCHEMA);
-    const version =
-      platformKey === undefined
-        ? globalVersion
-        : await lockSchemaVersion(trx, platformSchema(platformKey));
+    const scope = platformKey === undefined ? undefined : platformSchema(platformKey);
+    const versions = await lockSchemaVersions(
+      trx,
+      scope === undefined ? [GLOBAL_SCHEMA] : [GLOBAL_SCHEMA, scope],
+    );
+    const globalVersion = versions.get(GLOBAL_SCHEMA) ?? 0;
+    const platformVersion = scope === undefined ? undefined : (versions.get(scope) ?? 0);
+    const version = platformVersion ?? globalVersion;
     if (request.requirementVersion !== undefined && request.requirementVersion !== version) {
       throw schemaChanged({ requirementVersion: version });
     }
-    const schema = await loadSchema(trx, platformKey);
+    // The versions are held: the cached schema serves when it is at them.
+    const schema = await readSchema(trx, cache, platformKey, {
+      global: globalVersion,
+      platform: platformVersion,
+    });
     const targets = saveTargets(schema);
     const issues: ValueIssue[] = [];
     const profileWrites: Partial<ProfileValues> = {};
@@ -397,7 +322,8 @@ export async function putValues(
     }
     if (platformKey !== undefined) await saveCustomValues(trx, userId, platformKey, customWrites);
 
-    const missing = missingOf(schema, await loadValues(trx, userId, platformKey));
+    const after = await readOnboardingState(trx, cache, { userId, platformKey });
+    const missing = missingOf(schema, after.values);
     if (platformKey === undefined) {
       return statusOf(undefined, missing, version, false);
     }
@@ -438,30 +364,64 @@ async function saveCustomValues(
   }
 }
 
+const missingFieldsError = (missingFields: string[]): GatewayError =>
+  new GatewayError('CONFLICT', 'Required onboarding fields are missing.', {
+    details: { missingFields },
+  });
+
 /**
- * Spec 3.7 `complete` (and, with `refuse: false`, the login's own recording): COMPLETE when
- * no required field — global or platform — is missing. `complete` refuses with 409 CONFLICT
- * naming the missing fields; a login just leaves the membership as it is.
+ * Spec 3.7 `complete` (and, with `refuse: false`, the login's own recording, spec 4.2 step
+ * 6): COMPLETE when no required field — global or platform — is missing. `complete` refuses
+ * with 409 CONFLICT naming the missing fields; a login just leaves the membership as it is
+ * (created NOT_STARTED when it did not exist).
+ *
+ * Issue 8: one statement reads the state (onboarding-state.ts); nothing is written when the
+ * membership already stands where it should. A missing membership is created with its final
+ * status in one more statement. Only a move of an existing membership to COMPLETE takes the
+ * transaction that locks it and reads the values again under the lock.
  */
 export async function completeMembership(
   knex: Knex,
+  cache: SchemaCache,
+  request: { userId: string; platformKey: string; refuse: boolean },
+): Promise<OnboardingStatus> {
+  const { userId, platformKey } = request;
+  const state = await readOnboardingState(knex, cache, {
+    userId,
+    platformKey,
+    membership: true,
+  });
+  const missing = missingOf(state.schema, state.values);
+  const anyMissing = [...missing.global, ...missing.platform];
+  if (anyMissing.length > 0 && request.refuse) throw missingFieldsError(anyMissing);
+  const version = versionOf(state.schema);
+  const current = state.membership;
+  if (current === undefined) {
+    const status = anyMissing.length > 0 ? 'NOT_STARTED' : 'COMPLETE';
+    const created = await insertMembership(knex, userId, platformKey, status);
+    if (created !== undefined) return statusOf(created, missing, version, true);
+  } else if (anyMissing.length > 0 || current.status === 'COMPLETE') {
+    return statusOf(current, missing, version, true);
+  }
+  return completeLocked(knex, cache, request);
+}
+
+/** The membership locked, then the values read again under the lock, then recorded. */
+async function completeLocked(
+  knex: Knex,
+  cache: SchemaCache,
   request: { userId: string; platformKey: string; refuse: boolean },
 ): Promise<OnboardingStatus> {
   const { userId, platformKey } = request;
   return knex.transaction(async (trx) => {
     let membership = await lockMembership(trx, userId, platformKey);
-    const schema = await loadSchema(trx, platformKey);
-    const missing = missingOf(schema, await loadValues(trx, userId, platformKey));
-    const versions = await schemaVersions(trx, [platformSchema(platformKey)]);
+    const state = await readOnboardingState(trx, cache, { userId, platformKey });
+    const missing = missingOf(state.schema, state.values);
     const anyMissing = [...missing.global, ...missing.platform];
-    if (anyMissing.length > 0 && request.refuse) {
-      throw new GatewayError('CONFLICT', 'Required onboarding fields are missing.', {
-        details: { missingFields: anyMissing },
-      });
-    }
+    if (anyMissing.length > 0 && request.refuse) throw missingFieldsError(anyMissing);
     if (anyMissing.length === 0 && membership.status !== 'COMPLETE') {
       membership = await setMembershipStatus(trx, userId, platformKey, 'COMPLETE');
     }
-    return statusOf(membership, missing, versions.get(platformSchema(platformKey)) ?? 0, true);
+    return statusOf(membership, missing, versionOf(state.schema), true);
   });
 }

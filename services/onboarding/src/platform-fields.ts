@@ -10,6 +10,7 @@ import {
 import { parsedDefinition } from './definition-errors.js';
 import { fieldDefinitionStore } from './field-definition-store.js';
 import { reopenCompleteMemberships } from './memberships.js';
+import type { SchemaCache } from './schema-cache.js';
 import { bumpSchemaVersion, platformSchema } from './schema-versions.js';
 
 // Spec 2.10-2.13, 3.6, 4.13: a platform's onboarding field definitions. Every rule on a
@@ -64,6 +65,7 @@ const store = fieldDefinitionStore<FieldKey, StoredDefinition, FieldRow, Platfor
     await bumpSchemaVersion(trx, platformSchema(platformKey));
     await reopenCompleteMemberships(trx, platformKey);
   },
+  invalidate: (cache, { platformKey }) => cache.invalidatePlatform(platformKey),
 });
 
 /** Spec 4.13: every definition of the platform, archived included, in render order. */
@@ -85,11 +87,12 @@ export async function getPlatformField(
 /** Spec 4.13 create: defaults applied; a duplicate fieldKey is 409 CONFLICT. */
 export async function createPlatformField(
   db: Database,
+  cache: SchemaCache,
   platformKey: string,
   body: JsonObject | undefined,
 ): Promise<PlatformFieldView> {
   const { fieldKey, ...definition } = parsedDefinition(fieldDefinitionSchema.safeParse(body ?? {}));
-  return store.create(db, { platformKey, fieldKey }, definition);
+  return store.create(db, cache, { platformKey, fieldKey }, definition);
 }
 
 /**
@@ -99,19 +102,21 @@ export async function createPlatformField(
  */
 export async function updatePlatformField(
   db: Database,
+  cache: SchemaCache,
   platformKey: string,
   fieldKey: string,
   body: JsonObject | undefined,
 ): Promise<{ field: PlatformFieldView; changed: boolean }> {
   const { active, ...patch } = parsedDefinition(fieldDefinitionPatchSchema.safeParse(body ?? {}));
-  return store.update(db, { platformKey, fieldKey }, active, patch);
+  return store.update(db, cache, { platformKey, fieldKey }, active, patch);
 }
 
 /** Spec 3.6 DELETE: soft archive (values kept). `changed` is false when already archived. */
 export async function archivePlatformField(
   db: Database,
+  cache: SchemaCache,
   platformKey: string,
   fieldKey: string,
 ): Promise<{ field: PlatformFieldView; changed: boolean }> {
-  return store.archive(db, { platformKey, fieldKey });
+  return store.archive(db, cache, { platformKey, fieldKey });
 }

@@ -4,9 +4,10 @@ import type { ProfileService } from '@gateway/contracts';
 import type { Database } from '@gateway/db';
 import { canonicalProfileKeys } from '@gateway/field-rules';
 import { createAvatarUpload, readAvatar, storeAvatar } from './avatars.js';
-import { evaluateStatus } from './onboarding-values.js';
+import { evaluateWithProfile } from './onboarding-values.js';
 import { patchProfile } from './profile-patch.js';
 import { readProfile, type StoredProfile } from './profile-store.js';
+import type { SchemaCache } from './schema-cache.js';
 
 // Spec 2.5, 4.8: the signed-in user's own profile and avatar (ProfileService in
 // proto/onboarding/v1/profile.proto).
@@ -27,7 +28,10 @@ export function profileMessage(profile: StoredProfile) {
   };
 }
 
-export function createProfileServiceImpl(db: Database): ServiceImpl<typeof ProfileService> {
+export function createProfileServiceImpl(
+  db: Database,
+  schemas: SchemaCache,
+): ServiceImpl<typeof ProfileService> {
   const { knex } = db;
   return {
     async getProfile(request) {
@@ -38,10 +42,11 @@ export function createProfileServiceImpl(db: Database): ServiceImpl<typeof Profi
       return { profile: profileMessage(profile) };
     },
     async getProfileDetails(request) {
-      const [profile, status] = await Promise.all([
-        readProfile(knex, request.userId),
-        evaluateStatus(knex, { userId: request.userId, platformKey: undefined }),
-      ]);
+      // One statement: the global evaluation reads the whole profile anyway.
+      const { profile, status } = await evaluateWithProfile(knex, schemas, {
+        userId: request.userId,
+        platformKey: undefined,
+      });
       return {
         profile: profileMessage(profile),
         filledKeys: canonicalProfileKeys.filter((key) => profile.values[key] !== null),

@@ -28,7 +28,8 @@ function emptyValues(): ProfileValues {
   return Object.fromEntries(canonicalProfileKeys.map((key) => [key, null])) as ProfileValues;
 }
 
-type ProfileRow = Record<string, unknown> & {
+/** A profile row as read with selectColumns or PROFILE_SELECT_SQL. */
+export type ProfileRow = Record<string, unknown> & {
   user_id: string;
   avatar_url: string | null;
   metadata: Record<string, unknown>;
@@ -52,10 +53,25 @@ function selectColumns(knex: Knex): (string | Knex.Raw)[] {
   ];
 }
 
-/** The user's profile; every value null (and no timestamps) before the profile exists. */
-export async function readProfile(knex: Knex, userId: string): Promise<StoredProfile> {
-  const row = (await knex(table).select(selectColumns(knex)).where({ user_id: userId }).first()) as
-    ProfileRow | undefined;
+/**
+ * The same columns as SQL text for a larger statement, on the profiles table aliased `p`.
+ * Every column keeps its name, so the statement must not select others of those names.
+ */
+export const PROFILE_SELECT_SQL: string = [
+  'p.user_id',
+  'p.avatar_url',
+  'p.metadata',
+  'p.created_at',
+  'p.updated_at',
+  ...canonicalProfileKeys.map((key) =>
+    key === 'dateOfBirth'
+      ? `to_char(p.date_of_birth, 'YYYY-MM-DD') as date_of_birth`
+      : `p.${PROFILE_COLUMNS[key]}`,
+  ),
+].join(', ');
+
+/** The profile a row holds; every value null (and no timestamps) without a row. */
+export function profileOf(userId: string, row: ProfileRow | undefined): StoredProfile {
   if (row === undefined) {
     return {
       userId,
@@ -79,6 +95,13 @@ export async function readProfile(knex: Knex, userId: string): Promise<StoredPro
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
+}
+
+/** The user's profile; every value null (and no timestamps) before the profile exists. */
+export async function readProfile(knex: Knex, userId: string): Promise<StoredProfile> {
+  const row = (await knex(table).select(selectColumns(knex)).where({ user_id: userId }).first()) as
+    ProfileRow | undefined;
+  return profileOf(userId, row);
 }
 
 /**

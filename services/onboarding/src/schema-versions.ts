@@ -34,15 +34,24 @@ export async function schemaVersions(
 }
 
 /**
- * Reads a schema's version and holds a share lock on it until `trx` ends, so a definition
- * change (which updates the row) waits for a values save that checked the old version.
+ * Reads the versions of `scopes` and holds a share lock on them until `trx` ends, so a
+ * definition change (which updates the row) waits for a values save that checked the old
+ * version. Two statements whatever the number of scopes.
  */
-export async function lockSchemaVersion(trx: Knex.Transaction, scope: string): Promise<number> {
+export async function lockSchemaVersions(
+  trx: Knex.Transaction,
+  scopes: readonly string[],
+): Promise<Map<string, number>> {
   await trx.raw(
-    `insert into onboarding.schema_versions (scope, version) values (?, 0) on conflict do nothing`,
-    [scope],
+    `insert into onboarding.schema_versions (scope, version)
+     values ${scopes.map(() => '(?, 0)').join(', ')} on conflict do nothing`,
+    [...scopes],
   );
-  const row = (await trx(table).where({ scope }).forShare().first()) as
-    { version: number } | undefined;
-  return row?.version ?? 0;
+  const rows = (await trx(table).whereIn('scope', scopes).forShare()) as {
+    scope: string;
+    version: number;
+  }[];
+  const versions = new Map(scopes.map((scope) => [scope, 0]));
+  for (const row of rows) versions.set(row.scope, row.version);
+  return versions;
 }
