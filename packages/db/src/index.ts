@@ -11,3 +11,10 @@ export type {
 } from './migrations.js';
 export { toCount } from './count.js';
 export { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
+export {
+  createLocalChangeFeed,
+  createRedisChangeFeed,
+  registryChangesChannel,
+  type ChangeFeed,
+} from './change-feed.js';
+export { FeedCache, type FeedCacheOptions } from './feed-cache.js';

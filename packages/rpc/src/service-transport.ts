@@ -1,12 +1,14 @@
-import { createRouterTransport, type Interceptor, type Transport } from '@connectrpc/connect';
+import type { Interceptor, Transport } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { createClientTracingInterceptor } from '@gateway/telemetry';
+import { createInProcessTransport } from './in-process-transport.js';
 import type { ServiceRoutes } from './service-routes.js';
 
 /**
  * How the edge (or another service) reaches a service: over HTTP/2 Connect in split mode,
- * or in the same process through Connect's router transport in the all-in-one process.
- * Both run the same interceptors and the same deadline, so the two modes behave alike.
+ * or in the same process by calling its implementation (in-process-transport.ts) in the
+ * all-in-one process. Both run the same interceptors and the same deadline, so the two modes
+ * behave alike.
  */
 export type ServiceTarget =
   | { kind: 'remote'; baseUrl: string }
@@ -29,8 +31,9 @@ export function createServiceTransport(
       pingTimeoutMs: 5_000,
     });
   }
-  return createRouterTransport(target.routes, {
-    router: { interceptors: target.serverInterceptors },
-    transport: { interceptors, defaultTimeoutMs: options.timeoutMs },
+  return createInProcessTransport(target.routes, {
+    serverInterceptors: target.serverInterceptors,
+    clientInterceptors: interceptors,
+    timeoutMs: options.timeoutMs,
   });
 }

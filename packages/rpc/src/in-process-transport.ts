@@ -1,0 +1,165 @@
+import { create, isMessage, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  type ConnectRouter,
+  type HandlerContext,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from '@connectrpc/connect';
+import type { ServiceRoutes } from './service-routes.js';
+
+type UnaryImpl = (request: unknown, context: HandlerContext) => unknown;
+type UnaryCall = (request: UnaryRequest) => Promise<UnaryResponse>;
+
+/** Handlers here never abort: a deadline rejects the caller's promise instead (see below). */
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The unary methods registered by `routes`, captured without a Connect router: what the
+ * in-process transport calls directly.
+ */
+function captureUnaryMethods(routes: ServiceRoutes): Map<DescMethod, UnaryImpl> {
+  const methods = new Map<DescMethod, UnaryImpl>();
+  const unimplemented = (method: DescMethod): UnaryImpl => {
+    const message = `${method.parent.typeName}.${method.name} is not implemented`;
+    return () => {
+      throw new ConnectError(message, Code.Unimplemented);
+    };
+  };
+  const router = {
+    handlers: [],
+    service(service, implementation) {
+      for (const method of service.methods) {
+        const impl: unknown = (implementation as Record<string, unknown>)[method.localName];
+        methods.set(
+          method,
+          typeof impl === 'function'
+            ? (impl.bind(implementation) as UnaryImpl)
+            : unimplemented(method),
+        );
+      }
+      return router;
+    },
+    rpc(method, impl) {
+      methods.set(method, impl as UnaryImpl);
+      return router;
+    },
+  } as ConnectRouter;
+  routes(router);
+  return methods;
+}
+
+type AnyCall = Parameters<Interceptor>[0];
+
+/** The interceptors around `call`, the first one outermost (as Connect applies them). */
+function chain(call: UnaryCall, interceptors: readonly Interceptor[]): UnaryCall {
+  let next = call as AnyCall;
+  for (const interceptor of [...interceptors].reverse()) next = interceptor(next);
+  return next as UnaryCall;
+}
+
+/**
+ * Issue 8: the all-in-one process's service calls without the wire. Connect's router
+ * transport serialises every request and answer to protobuf bytes and back and gives each
+ * call an AbortController whose end-of-call abort builds a DOMException; on the hot paths
+ * that was a quarter of the gateway's CPU. This transport hands the request message to the
+ * service's implementation and its answer back, through the same client and server
+ * interceptors (tracing, the error boundary), so errors and spans are those of split mode.
+ *
+ * Deadlines: the caller gets DEADLINE_EXCEEDED (503 at the edge) when the implementation has
+ * not answered within `timeoutMs`, as over the wire; the implementation is not told (its
+ * `signal` never aborts), and PostgreSQL and Redis bound their own waits. Answers are not
+ * copied: callers must treat them as read-only, as they do.
+ */
+export function createInProcessTransport(
+  routes: ServiceRoutes,
+  options: {
+    serverInterceptors: readonly Interceptor[];
+    clientInterceptors: readonly Interceptor[];
+    timeoutMs: number;
+  },
+): Transport {
+  const methods = captureUnaryMethods(routes);
+  const serve = chain(async (request) => {
+    const impl = methods.get(request.method);
+    if (impl === undefined) {
+      throw new ConnectError(`${request.method.name} is not served here`, Code.Unimplemented);
+    }
+    const responseHeader = new Headers();
+    const responseTrailer = new Headers();
+    const context: HandlerContext = {
+      method: request.method,
+      service: request.service,
+      signal: NEVER_ABORTED,
+      timeoutMs: () => undefined,
+      requestMethod: request.requestMethod,
+      requestHeader: request.header,
+      responseHeader,
+      responseTrailer,
+      values: request.contextValues,
+      url: request.url,
+      peer: { addr: 'in-process' },
+      abort: () => undefined,
+    } as unknown as HandlerContext;
+    const answer = await impl(request.message, context);
+    const output = request.method.output;
+    return {
+      stream: false,
+      service: request.service,
+      method: request.method,
+      header: responseHeader,
+      trailer: responseTrailer,
+      message: isMessage(answer, output) ? answer : create(output, answer as never),
+    } as UnaryResponse;
+  }, options.serverInterceptors);
+  const call = chain(serve, options.clientInterceptors);
+
+  return {
+    async unary(method, signal, timeoutMs, header, input, contextValues) {
+      signal?.throwIfAborted();
+      const message = isMessage(input, method.input)
+        ? input
+        : create(method.input as DescMessage, input as never);
+      const answer = call({
+        stream: false,
+        service: method.parent,
+        method,
+        requestMethod: 'POST',
+        url: `in-process:/${method.parent.typeName}/${method.name}`,
+        signal: signal ?? NEVER_ABORTED,
+        header: new Headers(header),
+        contextValues: contextValues ?? createContextValues(),
+        message,
+      } as UnaryRequest);
+      return (await withDeadline(answer, timeoutMs ?? options.timeoutMs)) as never;
+    },
+    stream() {
+      return Promise.reject(
+        new ConnectError('streaming calls are not served in process', Code.Unimplemented),
+      );
+    },
+  };
+}
+
+function withDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
+  if (!(timeoutMs > 0)) return answer;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new ConnectError('the service did not answer in time', Code.DeadlineExceeded));
+    }, timeoutMs);
+    answer.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
