@@ -7,6 +7,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { Span, Tracer } from '@opentelemetry/api';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -56,53 +57,77 @@ function defaultSpanName(req: Request): string {
 }
 
 /**
- * A SERVER span per request, child of the caller's `traceparent` when sent. Records method,
- * path (never the query string), route and status; 5xx marks the span as failed. The rest of
- * the middleware chain runs inside the span's context. The duration also goes to the
- * `gateway.http.server.duration` histogram, with the span's final name as `operation`.
+ * A SERVER span for one request/response pair of node:http, child of the caller's
+ * `traceparent` when sent, ended when the response finishes or the connection closes:
+ * method, path (never the query string), route and status; 5xx marks the span as failed. The
+ * duration also goes to the `gateway.http.server.duration` histogram under the span's final
+ * name (`nameOf()` at the end). `within` runs the request's work in the span's context.
+ */
+export function traceHttpServerExchange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: {
+    path: string;
+    tracer?: Tracer | undefined;
+    /** The span's final name, asked once the response is finished. */
+    nameOf: (span: Span) => string;
+    /** The matched route, asked at the end. */
+    routeOf?: () => string | undefined;
+  },
+): { span: Span; within(work: () => void): void } {
+  const startedAt = performance.now();
+  const method = req.method ?? 'GET';
+  const tracer = options.tracer ?? trace.getTracer(HTTP_TRACER_NAME);
+  const callerContext = propagation.extract(ROOT_CONTEXT, req.headers);
+  const span = tracer.startSpan(
+    method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: options.path },
+    },
+    callerContext,
+  );
+  let ended = false;
+  const endSpan = (): void => {
+    if (ended) return;
+    ended = true;
+    const route = options.routeOf?.();
+    if (route !== undefined) span.setAttribute(ATTR_HTTP_ROUTE, route);
+    if (res.headersSent) {
+      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+      if (res.statusCode >= 500) {
+        span.setAttribute(ATTR_ERROR_TYPE, String(res.statusCode));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+    }
+    const name = options.nameOf(span);
+    span.updateName(name);
+    span.end();
+    gatewayMetrics.recordHttpServerDuration(name, res.statusCode, performance.now() - startedAt);
+  };
+  res.once('finish', endSpan);
+  res.once('close', endSpan);
+  const spanContext = trace.setSpan(callerContext, span);
+  return { span, within: (work) => context.with(spanContext, work) };
+}
+
+/**
+ * Express middleware of `traceHttpServerExchange`: the span is named by `setHttpSpanName`,
+ * else `spanName`, else `${method} ${route}`; the rest of the middleware chain runs inside
+ * the span's context.
  */
 export function createHttpTracingMiddleware(options: HttpTracingOptions = {}): RequestHandler {
   const nameOf = options.spanName ?? defaultSpanName;
   return function traceHttpRequest(req, res, next) {
-    const startedAt = performance.now();
-    const tracer = options.tracer ?? trace.getTracer(HTTP_TRACER_NAME);
-    const callerContext = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = tracer.startSpan(
-      req.method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          [ATTR_HTTP_REQUEST_METHOD]: req.method,
-          [ATTR_URL_PATH]: requestPathWithoutQuery(req),
-        },
-      },
-      callerContext,
-    );
-    const entry: HttpServerSpan = { span };
+    const exchange = traceHttpServerExchange(req, res, {
+      path: requestPathWithoutQuery(req),
+      tracer: options.tracer,
+      nameOf: () => spansByExchange.get(res)?.name ?? nameOf(req),
+      routeOf: () => matchedRoute(req),
+    });
+    const entry: HttpServerSpan = { span: exchange.span };
     spansByExchange.set(req, entry);
     spansByExchange.set(res, entry);
-
-    let ended = false;
-    const endSpan = (): void => {
-      if (ended) return;
-      ended = true;
-      const route = matchedRoute(req);
-      if (route !== undefined) span.setAttribute(ATTR_HTTP_ROUTE, route);
-      if (res.headersSent) {
-        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
-        if (res.statusCode >= 500) {
-          span.setAttribute(ATTR_ERROR_TYPE, String(res.statusCode));
-          span.setStatus({ code: SpanStatusCode.ERROR });
-        }
-      }
-      const name = entry.name ?? nameOf(req);
-      span.updateName(name);
-      span.end();
-      gatewayMetrics.recordHttpServerDuration(name, res.statusCode, performance.now() - startedAt);
-    };
-    res.once('finish', endSpan);
-    res.once('close', endSpan);
-
-    context.with(trace.setSpan(callerContext, span), next);
+    exchange.within(next);
   };
 }

@@ -22,13 +22,15 @@ export type { RpcTracingOptions } from './connect-tracing-interceptors.js';
 export {
   createHttpTracingMiddleware,
   setHttpSpanName,
+  traceHttpServerExchange,
   HTTP_TRACER_NAME,
 } from './http-tracing-middleware.js';
 export type { HttpTracingOptions } from './http-tracing-middleware.js';
-export { createRequestLoggingMiddleware } from './request-logging-middleware.js';
+export { createRequestLoggingMiddleware, logHttpExchange } from './request-logging-middleware.js';
 export {
   createRequestIdMiddleware,
   getRequestId,
   isAcceptedRequestId,
+  requestIdOf,
   REQUEST_ID_HEADER,
 } from './request-id-middleware.js';

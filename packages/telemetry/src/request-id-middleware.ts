@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -18,12 +19,17 @@ export function isAcceptedRequestId(value: unknown): value is string {
  */
 export function createRequestIdMiddleware(): RequestHandler {
   return function assignRequestId(req, res, next) {
-    const incoming = req.headers[REQUEST_ID_HEADER];
-    const requestId = isAcceptedRequestId(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(req);
     res.locals.requestId = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
     next();
   };
+}
+
+/** The caller's `x-request-id` when acceptable, else a new random UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers[REQUEST_ID_HEADER];
+  return isAcceptedRequestId(incoming) ? incoming : randomUUID();
 }
 
 /** The id given by `createRequestIdMiddleware`, if it ran. */

@@ -1,40 +1,54 @@
 import { context } from '@opentelemetry/api';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { getRequestId } from './request-id-middleware.js';
 import { requestPathWithoutQuery } from './request-path.js';
 
 /**
- * One log line per request when the response is finished (or the connection closed first):
- * method, path without query, status, duration in ms and request id. Never headers, query or
- * body. Placed after the tracing middleware, the line carries the request's trace_id.
+ * One log line when the response is finished (or the connection closed first): method,
+ * path without query, status, duration in ms and request id. Never headers, query or body.
+ * Called inside the request's trace context, the line carries its trace_id.
  */
+export function logHttpExchange(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: { path: string; requestId: () => string | undefined },
+): void {
+  const startedAt = process.hrtime.bigint();
+  const requestContext = context.active();
+  let logged = false;
+  const logOnce = (): void => {
+    if (logged) return;
+    logged = true;
+    const durationMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
+    const completed = res.writableFinished;
+    const status = res.headersSent ? res.statusCode : undefined;
+    const fields = {
+      method: req.method,
+      path: options.path,
+      status,
+      durationMs: Math.round(durationMs * 1000) / 1000,
+      requestId: options.requestId(),
+    };
+    context.with(requestContext, () => {
+      if (!completed) logger.warn(fields, 'request aborted');
+      else if (status !== undefined && status >= 500) logger.error(fields, 'request completed');
+      else logger.info(fields, 'request completed');
+    });
+  };
+  res.once('finish', logOnce);
+  res.once('close', logOnce);
+}
+
+/** Express middleware of `logHttpExchange`; placed after the tracing middleware. */
 export function createRequestLoggingMiddleware(logger: Logger): RequestHandler {
   return function logRequest(req, res, next) {
-    const startedAt = process.hrtime.bigint();
-    const requestContext = context.active();
-    let logged = false;
-    const logOnce = (): void => {
-      if (logged) return;
-      logged = true;
-      const durationMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
-      const completed = res.writableFinished;
-      const status = res.headersSent ? res.statusCode : undefined;
-      const fields = {
-        method: req.method,
-        path: requestPathWithoutQuery(req),
-        status,
-        durationMs: Math.round(durationMs * 1000) / 1000,
-        requestId: getRequestId(res),
-      };
-      context.with(requestContext, () => {
-        if (!completed) logger.warn(fields, 'request aborted');
-        else if (status !== undefined && status >= 500) logger.error(fields, 'request completed');
-        else logger.info(fields, 'request completed');
-      });
-    };
-    res.once('finish', logOnce);
-    res.once('close', logOnce);
+    logHttpExchange(logger, req, res, {
+      path: requestPathWithoutQuery(req),
+      requestId: () => getRequestId(res),
+    });
     next();
   };
 }

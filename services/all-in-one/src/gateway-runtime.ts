@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createClient, type Interceptor } from '@connectrpc/connect';
-import express from 'express';
 import {
   authFlowDepsFromConfig,
   authFlowMigrations,
+  cachingRegistryAnswers,
   createAuthFlowRoutes,
   createRedisAuthFlowStore,
   createSqlAuthFlowStore,
@@ -11,7 +11,13 @@ import {
 } from '@gateway/auth-flow';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { GatewayConfig } from '@gateway/config';
-import { migrateSchema, type Database } from '@gateway/db';
+import {
+  createLocalChangeFeed,
+  createRedisChangeFeed,
+  migrateSchema,
+  registryChangesChannel,
+  type Database,
+} from '@gateway/db';
 import { createEdgeApp, createEdgeClients, createRedisRateLimitStore, listen } from '@gateway/edge';
 import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
 import {
@@ -91,10 +97,22 @@ export async function startGateway(options: {
   } else {
     store = createRedisAuthFlowStore(redis);
   }
+  // Registry changes announced by the edge reach the auth-flow service's cache in this process
+  // at once, and every other instance on the same Redis (issue 8).
+  const changeFeed =
+    redis === undefined
+      ? createLocalChangeFeed()
+      : await createRedisChangeFeed(redis, {
+          channel: registryChangesChannel(config.redisKeyPrefix),
+          onError: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
+        });
   const authFlowDeps = authFlowDepsFromConfig(config, {
     db,
     store,
-    registry: createClient(RegistryService, transport(registry)),
+    registry: cachingRegistryAnswers(
+      createClient(RegistryService, transport(registry)),
+      changeFeed,
+    ),
     onboarding: createClient(OnboardingService, transport(onboarding)),
   });
   const authFlow = inProcess(
@@ -109,24 +127,22 @@ export async function startGateway(options: {
     config,
     logger: logger.child({ component: 'edge' }),
     clients,
+    changeFeed,
     // With Redis the limits are shared by every instance on it; without, kept in process.
     ...(redis === undefined ? {} : { rateLimitStore: createRedisRateLimitStore(redis) }),
   });
   const { beforeEdge } = options;
-  let app = edge;
-  if (beforeEdge !== undefined) {
-    app = express();
-    app.disable('x-powered-by');
-    app.use((req, res, next) => beforeEdge(req, res, () => next()));
-    app.use(edge);
-  }
-  const server = await listen(app, options.port ?? config.port);
+  const server = await listen(
+    beforeEdge === undefined ? edge : (req, res) => beforeEdge(req, res, () => edge(req, res)),
+    options.port ?? config.port,
+  );
   return {
     url: `http://localhost:${server.port}`,
     port: server.port,
     close: async () => {
       clearInterval(purge);
       await server.close();
+      await changeFeed.close();
     },
   };
 }

@@ -3,10 +3,17 @@
 // registry and onboarding services over HTTP/2.
 import { createClient } from '@connectrpc/connect';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
-import { connectRedis, createDatabase, migrateSchema } from '@gateway/db';
+import {
+  connectRedis,
+  createDatabase,
+  createRedisChangeFeed,
+  migrateSchema,
+  registryChangesChannel,
+} from '@gateway/db';
 import { createServiceTransport, runServiceProcess } from '@gateway/rpc';
 import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
 import { createAuthFlowRoutes } from './auth-flow-service.js';
+import { cachingRegistryAnswers } from './registry-answers-cache.js';
 import { authFlowMigrations } from './authflow-migrations.js';
 import { createRedisAuthFlowStore } from './store/index.js';
 
@@ -19,7 +26,7 @@ await runServiceProcess({
     'REGISTRY_SERVICE_URL',
     'ONBOARDING_SERVICE_URL',
   ],
-  async start({ config }) {
+  async start({ config, logger }) {
     const db = await createDatabase({
       url: config.databaseUrl,
       connectTimeoutMs: config.databaseTimeoutMs,
@@ -36,15 +43,24 @@ await runServiceProcess({
         { kind: 'remote', baseUrl: baseUrl ?? '' },
         { timeoutMs: config.serviceCallTimeoutMs },
       );
+    // Registry changes are announced on Redis by the edge that makes them (issue 8).
+    const feed = await createRedisChangeFeed(redis, {
+      channel: registryChangesChannel(config.redisKeyPrefix),
+      onError: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
+    });
     const deps = authFlowDepsFromConfig(config, {
       db,
       store: createRedisAuthFlowStore(redis),
-      registry: createClient(RegistryService, remote(config.registryServiceUrl)),
+      registry: cachingRegistryAnswers(
+        createClient(RegistryService, remote(config.registryServiceUrl)),
+        feed,
+      ),
       onboarding: createClient(OnboardingService, remote(config.onboardingServiceUrl)),
     });
     return {
       routes: createAuthFlowRoutes({ deps, probeTimeoutMs: config.databaseTimeoutMs }),
       close: async () => {
+        await feed.close();
         redis.disconnect();
         await db.close();
       },

@@ -1,5 +1,8 @@
-import express, { type Express } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express from 'express';
+import proxyAddr from 'proxy-addr';
 import type { GatewayConfig } from '@gateway/config';
+import { createLocalChangeFeed, type ChangeFeed } from '@gateway/db';
 import { createAccessTokenVerifier, createDiscoveryCache, createJwksCache } from '@gateway/oidc';
 import {
   createHttpTracingMiddleware,
@@ -15,7 +18,10 @@ import { createErrorHandler, createUnmatchedRouteHandler } from './http/error-ha
 import { OperationCatalog } from './http/operation-catalog.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAuditRoutes } from './routes/audit-routes.js';
-import { registerRateLimits } from './http/rate-limit.js';
+import { createPlatformCredentialVerifier } from './http/basic-credentials.js';
+import { createFastLane } from './http/fast-lane.js';
+import type { LeanContext } from './http/lean-operation.js';
+import { createRateLimiter, registerRateLimits } from './http/rate-limit.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
 import { createSecurityHeaders } from './http/security-headers.js';
 import { registerAuthRoutes } from './routes/auth-routes.js';
@@ -27,7 +33,9 @@ import { registerOnboardingFieldRoutes } from './routes/onboarding-field-routes.
 import { registerOnboardingUserRoutes } from './routes/onboarding-user-routes.js';
 import { registerPlatformRoutes } from './routes/platform-routes.js';
 import { registerProfileRoutes } from './routes/profile-routes.js';
+import { createLoginOperations } from './routes/login-operations.js';
 import { registerUserAdminRoutes } from './routes/user-admin-routes.js';
+import { announcingRegistryChanges } from './registry-changes.js';
 import type { EdgeClients } from './service-clients.js';
 
 export type EdgeAppOptions = {
@@ -36,20 +44,35 @@ export type EdgeAppOptions = {
   clients: EdgeClients;
   /** Rate limit counters; default: in this process only (a single instance). */
   rateLimitStore?: RateLimitStore;
+  /**
+   * Where registry changes are announced and heard (issue 8): shared with the auth-flow
+   * service in one process, or through Redis across processes. Default: this edge only.
+   */
+  changeFeed?: ChangeFeed;
 };
+
+/** The edge's request listener: the fast lane for the busiest operations, Express otherwise. */
+export type EdgeApp = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * The public edge: every route of the spec, validated with zod, described in
  * /openapi.json, answering errors with the spec's body. It keeps no state; the services do.
  */
-export function createEdgeApp(options: EdgeAppOptions): Express {
-  const { config, logger, clients } = options;
+export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
+  const { config, logger } = options;
+  const feed = options.changeFeed ?? createLocalChangeFeed();
+  const clients: EdgeClients = {
+    ...options.clients,
+    registry: announcingRegistryChanges(options.clients.registry, () => void feed.announce()),
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   // X-Forwarded-* are believed only from the configured proxies (issue 7); req.ip is then the
   // client's address as the nearest trusted proxy saw it, otherwise the connection's.
-  app.set('trust proxy', config.trustedProxies.length > 0 ? [...config.trustedProxies] : false);
+  const trustedProxies = config.trustedProxies.length > 0 ? [...config.trustedProxies] : false;
+  app.set('trust proxy', trustedProxies);
+  const trust = trustedProxies === false ? undefined : proxyAddr.compile(trustedProxies);
   app.use(createSecurityHeaders({ production: config.production }));
   app.use(createRequestIdMiddleware());
   app.use(createHttpTracingMiddleware());
@@ -88,25 +111,25 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
       isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
     },
   });
-  // A change made through this instance is visible to its next request: the CORS allowlist
-  // and issuer resolutions are read again (other instances catch up within their TTL).
-  const onRegistryChanged = () => {
+  // A registry change is visible to the next request: the CORS allowlist and issuer
+  // resolutions are read again (on every edge that hears the feed).
+  feed.subscribe(() => {
     cors.invalidate();
     issuers.invalidate();
-  };
+  });
 
   const catalog = new OperationCatalog();
   const router = express.Router();
   registerHealthRoutes(router, catalog, clients, { probeTimeoutMs: config.databaseTimeoutMs });
   registerDocsRoutes(router, catalog, { baseUrl: config.baseUrl });
-  const registryRoutes = { clients, authentication, onRegistryChanged };
+  const registryRoutes = { clients, authentication };
   registerPlatformRoutes(router, catalog, registryRoutes);
   registerIdentityEnvironmentRoutes(router, catalog, registryRoutes);
   registerAuditRoutes(router, catalog, registryRoutes);
   registerUserAdminRoutes(router, catalog, registryRoutes);
   registerOnboardingFieldRoutes(router, catalog, registryRoutes);
   registerGlobalFieldRoutes(router, catalog, registryRoutes);
-  registerRateLimits(router, {
+  const limiter = createRateLimiter({
     settings: {
       windowSeconds: config.rateLimitWindowSeconds,
       browserPerIp: config.rateLimitBrowserPerIp,
@@ -117,8 +140,16 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
     store: options.rateLimitStore ?? createMemoryRateLimitStore(),
     logger,
   });
+  registerRateLimits(router, limiter);
+  const loginOperations = createLoginOperations(clients.authFlow);
+  const lean: LeanContext = {
+    credentials: createPlatformCredentialVerifier(clients.registry, { feed }),
+    cookie: { secure: config.production },
+  };
   registerAuthRoutes(router, catalog, {
     clients,
+    loginOperations,
+    lean,
     isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
     secureCookies: config.production,
   });
@@ -140,5 +171,17 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
 
   app.use(createUnmatchedRouteHandler(catalog));
   app.use(createErrorHandler(logger));
-  return app;
+
+  const fastLane = createFastLane({
+    operations: loginOperations,
+    context: lean,
+    logger,
+    production: config.production,
+    limiter,
+    clientAddress: (req) =>
+      trust === undefined ? (req.socket.remoteAddress ?? 'unknown') : proxyAddr(req, trust),
+  });
+  return function serveEdge(req, res) {
+    if (!fastLane(req, res)) app(req, res);
+  };
 }

@@ -1,6 +1,11 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
 
 export type ListeningServer = { port: number; server: Server; close(): Promise<void> };
 
@@ -9,7 +14,11 @@ export type ListeningServer = { port: number; server: Server; close(): Promise<v
  * `close` stops accepting connections, lets in-flight requests finish and closes idle
  * keep-alive connections, so SIGTERM drains instead of cutting requests.
  */
-export async function listen(app: Express, port: number, host?: string): Promise<ListeningServer> {
+export async function listen(
+  app: RequestListener,
+  port: number,
+  host?: string,
+): Promise<ListeningServer> {
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -9,7 +9,12 @@ import {
 } from '@gateway/config';
 import { closeOnShutdownSignals } from '@gateway/rpc';
 import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
-import { connectRedis } from '@gateway/db';
+import {
+  connectRedis,
+  createLocalChangeFeed,
+  createRedisChangeFeed,
+  registryChangesChannel,
+} from '@gateway/db';
 import { createEdgeApp } from './edge-app.js';
 import { createRedisRateLimitStore } from './http/rate-limit-store.js';
 import { listen } from './listen.js';
@@ -54,11 +59,21 @@ const redis =
         keyPrefix: config.redisKeyPrefix,
         timeoutMs: config.databaseTimeoutMs,
       });
+// Registry changes made through this edge reach every process on the same Redis (issue 8);
+// without Redis there is one edge and nothing else keeps registry answers.
+const changeFeed =
+  redis === undefined
+    ? createLocalChangeFeed()
+    : await createRedisChangeFeed(redis, {
+        channel: registryChangesChannel(config.redisKeyPrefix),
+        onError: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
+      });
 const server = await listen(
   createEdgeApp({
     config,
     logger,
     clients,
+    changeFeed,
     ...(redis === undefined ? {} : { rateLimitStore: createRedisRateLimitStore(redis) }),
   }),
   config.port,
@@ -68,6 +83,7 @@ closeOnShutdownSignals({
   onError: (error) => logger.error({ err: error }, 'shutdown failed'),
   close: async () => {
     await server.close();
+    await changeFeed.close();
     redis?.disconnect();
     await shutdownTelemetry();
   },

@@ -1,6 +1,7 @@
-import type { RequestHandler, Response } from 'express';
+import { createHash } from 'node:crypto';
 import type { Client } from '@connectrpc/connect';
 import type { RegistryService } from '@gateway/contracts';
+import { FeedCache, type ChangeFeed } from '@gateway/db';
 import { fromConnectError, GatewayError } from '@gateway/errors';
 
 /** `WWW-Authenticate` of every 401 answered for platform Basic credentials (RFC 7617). */
@@ -84,65 +85,82 @@ export function parseBasicCredentials(header: string | undefined): BasicCredenti
   return { clientId, clientSecret };
 }
 
+/** Verified credentials are kept this long at most (a missed change announcement). */
+export const CREDENTIAL_CACHE_TTL_MS = 10_000;
+
+export type PlatformCredentialVerifier = {
+  /**
+   * The platform behind an `Authorization: Basic` header (spec 5, platformBasicAuth). Throws
+   * UNAUTHORIZED for missing, malformed, unknown or wrong credentials and for the keys of a
+   * platform that is not active: an inactive platform's keys do not authenticate (the spec's
+   * 404 is for a code, not for credentials), and the answer does not reveal that the key
+   * exists.
+   */
+  verify(authorization: string | undefined): Promise<PlatformCaller>;
+};
+
 /**
- * Authentication of platform backends (spec 5, platformBasicAuth): a guard that verifies the
- * Basic credentials with the registry before the route reads its body, and leaves the caller
- * in `res.locals` (read it with `getPlatformCaller`).
- *
- * - missing, malformed, unknown or wrong credentials: 401 UNAUTHORIZED with
- *   `WWW-Authenticate: Basic realm="gateway"`;
- * - credentials of a platform that is not active: 401 as well. An inactive platform's keys do
- *   not authenticate (the spec's 404 is for a code, not for credentials), and the answer does
- *   not reveal that the key exists;
- * - a kind the route does not accept: 403 FORBIDDEN (spec 4.4: a backend key on exchange).
+ * Verifies Basic credentials with the registry. Issue 8: platform backends introspect on
+ * many of their own requests, so a verified answer is kept (keyed by the SHA-256 of the
+ * header, never the secret itself) for up to 10 s and dropped at once when the change feed
+ * announces a registry change (a key revoked, rotated or deleted, a platform deactivated).
+ * Refusals are never kept: a wrong secret is asked of the registry every time.
  */
-export function requirePlatformCredential(
+export function createPlatformCredentialVerifier(
   registry: Client<typeof RegistryService>,
-  options: { accept: readonly PlatformCredentialKind[] },
-): RequestHandler {
-  return async function authenticatePlatform(req, res, next) {
-    try {
-      let caller: PlatformCaller;
+  options: { feed: ChangeFeed; ttlMs?: number },
+): PlatformCredentialVerifier {
+  const cache = new FeedCache<PlatformCaller | 'inactive'>({
+    feed: options.feed,
+    ttlMs: options.ttlMs ?? CREDENTIAL_CACHE_TTL_MS,
+    maxEntries: 10_000,
+  });
+  const ask = async (authorization: string | undefined): Promise<PlatformCaller | 'inactive'> => {
+    const answer = await registry.verifyPlatformCredential(parseBasicCredentials(authorization));
+    if (!answer.platformActive) return 'inactive';
+    if (answer.kind !== 'bff' && answer.kind !== 'backend') {
+      throw new Error(`Unknown credential kind from the registry: ${answer.kind}`);
+    }
+    return {
+      credentialId: answer.credentialId,
+      kind: answer.kind,
+      platformKey: answer.platformKey,
+      callbackUrl: answer.callbackUrl,
+    };
+  };
+  return {
+    async verify(authorization) {
+      let caller: PlatformCaller | 'inactive';
       try {
-        const credentials = parseBasicCredentials(req.headers.authorization);
-        const answer = await registry.verifyPlatformCredential(credentials);
-        if (!answer.platformActive) {
-          throw unauthorized('The platform of these credentials is not active.');
-        }
-        if (answer.kind !== 'bff' && answer.kind !== 'backend') {
-          throw new Error(`Unknown credential kind from the registry: ${answer.kind}`);
-        }
-        caller = {
-          credentialId: answer.credentialId,
-          kind: answer.kind,
-          platformKey: answer.platformKey,
-          callbackUrl: answer.callbackUrl,
-        };
+        caller =
+          authorization === undefined || authorization.length > MAX_HEADER_LENGTH
+            ? await ask(authorization)
+            : await cache.get(createHash('sha256').update(authorization).digest('base64url'), () =>
+                ask(authorization),
+              );
       } catch (error) {
         // The registry answers UNAUTHORIZED (through Connect) for unknown or wrong ones.
-        const failure = fromConnectError(error);
-        if (failure.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
-        throw failure;
+        throw fromConnectError(error);
       }
-      if (!options.accept.includes(caller.kind)) {
-        throw new GatewayError(
-          'FORBIDDEN',
-          `A ${caller.kind} key cannot be used on this operation.`,
-        );
+      if (caller === 'inactive') {
+        throw unauthorized('The platform of these credentials is not active.');
       }
-      res.locals.platformCaller = caller;
-      next();
-    } catch (error) {
-      next(error);
-    }
+      return caller;
+    },
   };
 }
 
-/** The platform established by `requirePlatformCredential` for this request. */
-export function getPlatformCaller(res: Response): PlatformCaller {
-  const caller: unknown = res.locals.platformCaller;
-  if (typeof caller !== 'object' || caller === null) {
-    throw new Error('No platform caller: the route is not behind requirePlatformCredential');
+/** A kind the operation does not accept: 403 FORBIDDEN (spec 4.4: a backend key on exchange). */
+export function requireCredentialKind(
+  caller: PlatformCaller,
+  accept: readonly PlatformCredentialKind[],
+): void {
+  if (!accept.includes(caller.kind)) {
+    throw new GatewayError('FORBIDDEN', `A ${caller.kind} key cannot be used on this operation.`);
   }
-  return caller as PlatformCaller;
+}
+
+/** RFC 7617: every 401 for platform credentials names the Basic scheme. */
+export function basicChallengeFor(error: GatewayError): string | undefined {
+  return error.code === 'UNAUTHORIZED' ? BASIC_CHALLENGE : undefined;
 }

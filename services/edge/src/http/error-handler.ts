@@ -1,7 +1,9 @@
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { fromConnectError, GatewayError } from '@gateway/errors';
 import type { Logger } from '@gateway/telemetry';
 import type { OperationCatalog } from './operation-catalog.js';
+import { RateLimitedError } from './rate-limit.js';
 
 const retryAfterSeconds: Partial<Record<string, string>> = {
   SERVICE_UNAVAILABLE: '5',
@@ -9,10 +11,40 @@ const retryAfterSeconds: Partial<Record<string, string>> = {
 };
 
 /**
+ * Writes a failure as the spec's `{ code, message, details? }` with the status of its code
+ * (spec 7), never cached; `Retry-After` on 429 and on unavailable dependencies. Unexpected
+ * failures are logged with their cause and answered as a bare INTERNAL_ERROR: never a stack
+ * trace. Shared by Express's error handler and the fast lane.
+ */
+export function writeErrorAnswer(
+  res: ServerResponse,
+  error: unknown,
+  logger: Logger,
+  path: string,
+): void {
+  const gatewayError = fromConnectError(error);
+  if (gatewayError.status >= 500) {
+    logger.error(
+      { err: gatewayError.cause ?? gatewayError, errorCode: gatewayError.code, path },
+      'request failed',
+    );
+  }
+  const retryAfter =
+    gatewayError instanceof RateLimitedError
+      ? String(gatewayError.retryAfterSeconds)
+      : retryAfterSeconds[gatewayError.code];
+  if (retryAfter !== undefined) res.setHeader('Retry-After', retryAfter);
+  const payload = JSON.stringify(gatewayError.toBody());
+  res.statusCode = gatewayError.status;
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  res.end(payload);
+}
+
+/**
  * The edge's one error boundary: every failure, whether raised at the edge or by a service
- * across Connect, leaves as the spec's `{ code, message, details? }` with the status of its
- * code (spec 7). Unexpected failures are logged with their cause and answered as a bare
- * INTERNAL_ERROR: never a stack trace.
+ * across Connect, leaves through `writeErrorAnswer`.
  */
 export function createErrorHandler(logger: Logger): ErrorRequestHandler {
   return function answerWithErrorBody(error: unknown, req, res, next) {
@@ -20,17 +52,7 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
-    const gatewayError = fromConnectError(error);
-    if (gatewayError.status >= 500) {
-      logger.error(
-        { err: gatewayError.cause ?? gatewayError, errorCode: gatewayError.code, path: req.path },
-        'request failed',
-      );
-    }
-    const retryAfter = retryAfterSeconds[gatewayError.code];
-    if (retryAfter !== undefined) res.setHeader('Retry-After', retryAfter);
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(gatewayError.status).json(gatewayError.toBody());
+    writeErrorAnswer(res, error, logger, req.path);
   };
 }
 

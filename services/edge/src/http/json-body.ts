@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '@gateway/errors';
 
 /**
@@ -7,7 +7,7 @@ import { GatewayError } from '@gateway/errors';
  * VALIDATION_ERROR. An absent body reads as `undefined`, so an operation whose schema
  * accepts that (logout, spec 4.6) can allow it.
  */
-export async function readJsonBody(req: Request, limitBytes: number): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
   const declaredLength = Number(req.headers['content-length'] ?? 'NaN');
   const hasBody = req.headers['transfer-encoding'] !== undefined || declaredLength > 0;
   if (!hasBody) return undefined;

@@ -85,7 +85,12 @@ export function defineOperation<
   router[operation.method](operation.path, handle);
 }
 
-function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: string): z.output<S> {
+/** Validates one part of a request; a failure is 400 VALIDATION_ERROR naming each issue. */
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  location: string,
+): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw new GatewayError('VALIDATION_ERROR', `Invalid request ${location}.`, {

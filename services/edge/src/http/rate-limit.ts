@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Request, RequestHandler, Router } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler, Router } from 'express';
 import { GatewayError } from '@gateway/errors';
 import type { Logger } from '@gateway/telemetry';
 import type { RateLimitStore } from './rate-limit-store.js';
@@ -23,108 +24,119 @@ type Rule = {
   name: string;
   limit: number;
   /** The counter's key for this request, or undefined when the rule does not apply. */
-  keyOf(req: Request): string | undefined;
+  keyOf(req: IncomingMessage, ip: string): string | undefined;
 };
 
 const STORE_DEADLINE_MS = 250;
-
-const ipOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 /**
  * The presented credential, hashed: a caller without the secret counts against its own
  * bucket (and its address's), never against the platform's real key.
  */
-function credentialOf(req: Request): string | undefined {
+function credentialOf(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   if (header === undefined || header === '') return undefined;
   return createHash('sha256').update(header).digest('base64url').slice(0, 32);
 }
 
-function limiter(
-  rules: readonly Rule[],
-  settings: RateLimitSettings,
-  store: RateLimitStore,
-  logger: Logger,
-): RequestHandler {
-  const active = rules.filter((rule) => rule.limit > 0);
+/** The limited operations (issue 7). */
+export type LimitedOperation = 'browser' | 'exchange' | 'introspect';
+
+export type RateLimiter = {
+  /**
+   * Counts the request; throws a RateLimitedError (429 RATE_LIMITED, Retry-After) when a
+   * limit is exceeded. `ip` is the client address (after trusted proxies).
+   */
+  check(operation: LimitedOperation, req: IncomingMessage, ip: string): Promise<void>;
+};
+
+/** Thrown over a limit; the answer carries `Retry-After`. */
+export class RateLimitedError extends GatewayError {
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number) {
+    super('RATE_LIMITED', 'Too many requests; try again later.');
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+export function createRateLimiter(options: {
+  settings: RateLimitSettings;
+  store: RateLimitStore;
+  logger: Logger;
+}): RateLimiter {
+  const { settings, store, logger } = options;
   const windowMs = settings.windowSeconds * 1000;
-  return async function limitRate(req, res, next) {
-    if (active.length === 0) {
-      next();
-      return;
-    }
-    try {
+  const perIp = (name: string, limit: number): Rule => ({ name, limit, keyOf: (_req, ip) => ip });
+  const perCredential = (name: string, limit: number): Rule => ({
+    name,
+    limit,
+    keyOf: credentialOf,
+  });
+  const rules: Record<LimitedOperation, Rule[]> = {
+    browser: [perIp('browser-ip', settings.browserPerIp)],
+    exchange: [
+      perCredential('exchange-client', settings.exchangePerClient),
+      perIp('server-ip', settings.serverPerIp),
+    ],
+    introspect: [
+      perCredential('introspect-client', settings.introspectPerClient),
+      perIp('server-ip', settings.serverPerIp),
+    ],
+  };
+  for (const name of Object.keys(rules) as LimitedOperation[]) {
+    rules[name] = rules[name].filter((rule) => rule.limit > 0);
+  }
+  return {
+    async check(operation, req, ip) {
+      const active = rules[operation];
+      if (active.length === 0) return;
+      let hits: Awaited<ReturnType<RateLimitStore['hit']>> | 'late';
       const applicable = active.flatMap((rule) => {
-        const key = rule.keyOf(req);
+        const key = rule.keyOf(req, ip);
         return key === undefined ? [] : [{ rule, key: `${rule.name}:${key}` }];
       });
-      const hits = await Promise.race([
-        store.hit(
-          applicable.map((entry) => entry.key),
-          windowMs,
-        ),
-        new Promise<'late'>((resolve) => setTimeout(resolve, STORE_DEADLINE_MS, 'late').unref()),
-      ]);
+      try {
+        hits = await Promise.race([
+          store.hit(
+            applicable.map((entry) => entry.key),
+            windowMs,
+          ),
+          new Promise<'late'>((resolve) => setTimeout(resolve, STORE_DEADLINE_MS, 'late').unref()),
+        ]);
+      } catch (error) {
+        logger.warn({ err: error, operation }, 'rate limit store failed; request let through');
+        return;
+      }
       if (hits === 'late') {
-        logger.warn({ path: req.path }, 'rate limit store too slow; request let through');
-        next();
+        logger.warn({ operation }, 'rate limit store too slow; request let through');
         return;
       }
       const over = applicable.flatMap((entry, index) => {
         const hit = hits[index];
         return hit !== undefined && hit.count > entry.rule.limit ? [hit] : [];
       });
-      if (over.length === 0) {
-        next();
-        return;
-      }
+      if (over.length === 0) return;
       const waitMs = Math.max(...over.map((hit) => hit.resetMs));
-      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(waitMs / 1000))));
-      next(new GatewayError('RATE_LIMITED', 'Too many requests; try again later.'));
-    } catch (error) {
-      logger.warn({ err: error, path: req.path }, 'rate limit store failed; request let through');
-      next();
-    }
+      throw new RateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)));
+    },
   };
 }
 
-/** Puts the limiters in front of the four limited operations (registered before them). */
-export function registerRateLimits(
-  router: Router,
-  options: { settings: RateLimitSettings; store: RateLimitStore; logger: Logger },
-): void {
-  const { settings, store, logger } = options;
-  const perIp = (name: string, limit: number): Rule => ({ name, limit, keyOf: ipOf });
-  const perCredential = (name: string, limit: number): Rule => ({
-    name,
-    limit,
-    keyOf: credentialOf,
-  });
-  const browser = limiter([perIp('browser-ip', settings.browserPerIp)], settings, store, logger);
-  router.get('/v1/auth/start', browser);
-  router.get('/v1/auth/callback', browser);
-  router.post(
-    '/v1/auth/exchange',
-    limiter(
-      [
-        perCredential('exchange-client', settings.exchangePerClient),
-        perIp('server-ip', settings.serverPerIp),
-      ],
-      settings,
-      store,
-      logger,
-    ),
-  );
-  router.post(
-    '/v1/auth/introspect',
-    limiter(
-      [
-        perCredential('introspect-client', settings.introspectPerClient),
-        perIp('server-ip', settings.serverPerIp),
-      ],
-      settings,
-      store,
-      logger,
-    ),
-  );
+/** Puts the limiter in front of the four limited operations (registered before them). */
+export function registerRateLimits(router: Router, limiter: RateLimiter): void {
+  const limit =
+    (operation: LimitedOperation): RequestHandler =>
+    async (req, _res, next) => {
+      try {
+        await limiter.check(operation, req, req.ip ?? req.socket.remoteAddress ?? 'unknown');
+        next();
+      } catch (error) {
+        next(error);
+      }
+    };
+  router.get('/v1/auth/start', limit('browser'));
+  router.get('/v1/auth/callback', limit('browser'));
+  router.post('/v1/auth/exchange', limit('exchange'));
+  router.post('/v1/auth/introspect', limit('introspect'));
 }

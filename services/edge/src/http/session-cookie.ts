@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** The gateway session cookie (spec 2.7, 4.2 step 7, 5 gatewayCookieAuth). */
 export const SESSION_COOKIE_NAME = 'svc_auth_session';
@@ -43,7 +43,7 @@ export function readCookie(header: string | undefined, name: string): string | u
  * token can be: such a request carries no session. Whether the token names a live session
  * is the auth-flow service's decision.
  */
-export function readSessionToken(req: Request): string | undefined {
+export function readSessionToken(req: IncomingMessage): string | undefined {
   const raw = readCookie(req.headers.cookie, SESSION_COOKIE_NAME);
   if (raw === undefined || raw === '') return undefined;
   let token: string;
@@ -61,7 +61,7 @@ export function readSessionToken(req: Request): string | undefined {
  * 4.2 step 7), living until the session expires (`Max-Age`, seconds from now).
  */
 export function setSessionCookie(
-  res: Response,
+  res: ServerResponse,
   token: string,
   expiresAt: string,
   options: CookieOptions,
@@ -76,12 +76,12 @@ export function setSessionCookie(
 }
 
 /** Clears the session cookie (`Max-Age=0`, same attributes as when it was set; spec 4.6). */
-export function clearSessionCookie(res: Response, options: CookieOptions): void {
+export function clearSessionCookie(res: ServerResponse, options: CookieOptions): void {
   writeSessionCookie(res, '', 0, options);
 }
 
 function writeSessionCookie(
-  res: Response,
+  res: ServerResponse,
   value: string,
   maxAgeSeconds: number,
   options: CookieOptions,

@@ -14,8 +14,6 @@ type ObjectSchema = z.ZodType<Record<string, unknown>>;
 export type RegistryRouteOptions = {
   clients: EdgeClients;
   authentication: Authentication;
-  /** Called after every change made through these routes (drops the CORS and issuer caches). */
-  onRegistryChanged: () => void;
 };
 
 /** Admin answers are per caller and may carry secrets: never stored by a cache. */

@@ -78,10 +78,12 @@ afterAll(async () => {
   await productionEdge.close();
 });
 
-beforeEach(() => {
+beforeEach(async () => {
   for (const target of [edge, productionEdge]) {
     target.registry.reset();
     target.authFlow.reset();
+    // Tests change the fake registry's credentials: drop the edge's verified ones (issue 8).
+    await target.changeFeed.announce();
   }
 });
 
@@ -699,6 +701,111 @@ describe('POST /v1/auth/introspect (introspectGatewaySession)', () => {
     edge.authFlow.failNextWith(new GatewayError('SERVICE_UNAVAILABLE', 'Store down.'));
     const answer = await postJson(INTROSPECT, { token: 't' }, backend());
     expectError(answer, 503, 'SERVICE_UNAVAILABLE');
+  });
+});
+
+describe('verified platform credentials (issue 8)', () => {
+  const introspectAs = (key: { id: string; secret: string }) =>
+    postJson(INTROSPECT, { token: 'gst_x' }, { authorization: basic(key.id, key.secret) });
+
+  it('asks the registry once for a key used again and again', async () => {
+    for (let i = 0; i < 3; i += 1) expect((await introspectAs(BACKEND)).status).toBe(200);
+    expect(verifyCalls()).toHaveLength(1);
+    expect(authFlowCalls()).toEqual([
+      'introspectSession',
+      'introspectSession',
+      'introspectSession',
+    ]);
+  });
+
+  it('asks again once a registry change is announced: a revoked key is refused at once', async () => {
+    expect((await introspectAs(BACKEND)).status).toBe(200);
+    edge.registry.platformCredentials.delete(BACKEND.id);
+    // Not announced (as by a registry changed behind the edge's back): still the kept answer.
+    expect((await introspectAs(BACKEND)).status).toBe(200);
+    await edge.changeFeed.announce();
+    const refused = await introspectAs(BACKEND);
+    expectError(refused, 401, 'UNAUTHORIZED');
+    expect(verifyCalls()).toHaveLength(2);
+    registerCredentials(edge);
+  });
+
+  it('never keeps a refusal: a wrong secret is asked of the registry every time', async () => {
+    for (let i = 0; i < 2; i += 1) {
+      expectError(await introspectAs({ id: BACKEND.id, secret: 'wrong' }), 401, 'UNAUTHORIZED');
+    }
+    expect(verifyCalls()).toHaveLength(2);
+    // The right secret of the same key is not affected.
+    expect((await introspectAs(BACKEND)).status).toBe(200);
+  });
+});
+
+describe('the fast lane and Express answer alike (issue 8)', () => {
+  // A request without Origin is served by the fast lane; with one, by Express (credentialed
+  // CORS is its middleware's). Both must give the same answer, headers included.
+  const ORIGIN = { origin: ALLOWED_ORIGIN };
+  const comparedHeaders = [
+    'cache-control',
+    'referrer-policy',
+    'x-content-type-options',
+    'content-type',
+    'location',
+    'www-authenticate',
+    'retry-after',
+  ];
+  const shape = (answer: Answer) => ({
+    status: answer.status,
+    body: answer.body,
+    cookies: answer.cookies.map((cookie) => cookie.replace(/Max-Age=\d+/, 'Max-Age=N')),
+    headers: Object.fromEntries(comparedHeaders.map((name) => [name, answer.headers.get(name)])),
+  });
+  const both = async (run: (extra: Record<string, string>) => Promise<Answer>) => {
+    const lean = await run({});
+    const viaExpress = await run(ORIGIN);
+    expect(viaExpress.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
+    expect(lean.headers.get('access-control-allow-origin')).toBeNull();
+    expect(lean.headers.get('x-request-id')).toBeTruthy();
+    expect(viaExpress.headers.get('x-request-id')).toBeTruthy();
+    expect(shape(lean)).toEqual(shape(viaExpress));
+    return lean;
+  };
+  const get = (path: string) => (extra: Record<string, string>) =>
+    send(path, { headers: extra }, productionEdge);
+  const post =
+    (path: string, body: unknown, headers: Record<string, string>) =>
+    (extra: Record<string, string>) =>
+      postJson(path, body, { ...headers, ...extra }, productionEdge);
+  const bff = { authorization: basic(BFF.id, BFF.secret) };
+
+  it.each([
+    ['start', get(START)],
+    ['start with an unknown parameter', get(`${START}&x=1`)],
+    ['the callback (cookie, HSTS in production)', get(CALLBACK)],
+    ['the callback with an identity error', get('/v1/auth/callback?error=access_denied')],
+    ['exchange', post(EXCHANGE, HANDOFF, bff)],
+    [
+      'exchange with a backend key',
+      post(EXCHANGE, HANDOFF, { authorization: basic(BACKEND.id, BACKEND.secret) }),
+    ],
+    ['exchange without credentials', post(EXCHANGE, HANDOFF, {})],
+    ['exchange with a malformed body', post(EXCHANGE, { code: 'nope' }, bff)],
+    ['introspect', post(INTROSPECT, { token: 'gst_x' }, bff)],
+    ['introspect with a body that is not JSON', post(INTROSPECT, '{', bff)],
+  ])('%s', async (_name, run) => {
+    await both(run);
+  });
+
+  it('a service failure', async () => {
+    const run = post(INTROSPECT, { token: 'gst_x' }, bff);
+    await both(async (extra) => {
+      productionEdge.authFlow.failNextWith(new GatewayError('SERVICE_UNAVAILABLE', 'Store down.'));
+      return run(extra);
+    });
+  });
+
+  it('sends HSTS in production on the fast lane too', async () => {
+    const answer = await send(START, {}, productionEdge);
+    expect(answer.headers.get('strict-transport-security')).toMatch(/max-age=/);
   });
 });
 

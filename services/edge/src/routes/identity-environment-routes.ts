@@ -88,7 +88,6 @@ export function registerIdentityEnvironmentRoutes(
         postLogoutRedirectUri: body.postLogoutRedirectUri,
         metadata: asJsonObject(body.metadata),
       });
-      options.onRegistryChanged();
       sendJson(res, 201, toIdentityEnvironmentJson(answer.environment));
     },
   });
@@ -139,7 +138,6 @@ export function registerIdentityEnvironmentRoutes(
         postLogoutRedirectUri: nullable(body.postLogoutRedirectUri),
         metadata: asJsonObject(body.metadata),
       });
-      options.onRegistryChanged();
       sendJson(res, 200, toIdentityEnvironmentJson(answer.environment));
     },
   });
@@ -177,7 +175,6 @@ export function registerIdentityEnvironmentRoutes(
           context: requestContextOf(res),
           environmentKey: params.environmentKey,
         });
-        options.onRegistryChanged();
         sendJson(res, 200, toIdentityEnvironmentJson(answer.environment));
       },
     });

@@ -97,7 +97,6 @@ export function registerPlatformRoutes(
         platformOnboardingPath: body.platformOnboardingPath,
         metadata: asJsonObject(body.metadata),
       });
-      options.onRegistryChanged();
       sendJson(res, 201, await credentialResponseJson(answer));
     },
   });
@@ -148,7 +147,6 @@ export function registerPlatformRoutes(
             : { value: body.platformOnboardingPath ?? undefined },
         metadata: asJsonObject(body.metadata),
       });
-      options.onRegistryChanged();
       sendJson(res, 200, await credentialResponseJson(answer));
     },
   });
@@ -197,7 +195,6 @@ export function registerPlatformRoutes(
           context: requestContextOf(res),
           platformKey: params.platformKey,
         });
-        options.onRegistryChanged();
         sendJson(res, 200, await platformJson(answer.platform));
       },
     });
@@ -226,7 +223,6 @@ export function registerPlatformRoutes(
         kind: body.kind,
         redirectPairId: body.kind === 'bff' ? body.redirectPairId : undefined,
       });
-      options.onRegistryChanged();
       sendJson(res, 201, await credentialResponseJson(answer));
     },
   });
@@ -254,7 +250,6 @@ export function registerPlatformRoutes(
         revokePreviousImmediately: body?.revokePreviousImmediately ?? false,
         rotateClientId: body?.rotateClientId ?? false,
       });
-      options.onRegistryChanged();
       sendJson(res, 200, await credentialResponseJson(answer));
     },
   });
@@ -273,7 +268,6 @@ export function registerPlatformRoutes(
         platformKey: params.platformKey,
         credentialId: params.credentialId,
       });
-      options.onRegistryChanged();
       sendJson(res, 200, await platformJson(answer.platform));
     },
   });
@@ -293,7 +287,6 @@ export function registerPlatformRoutes(
         platformKey: params.platformKey,
         credentialId: params.credentialId,
       });
-      options.onRegistryChanged();
       sendJson(res, 200, await platformJson(answer.platform));
     },
   });

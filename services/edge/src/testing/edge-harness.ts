@@ -1,4 +1,5 @@
 import { loadConfig } from '@gateway/config';
+import { createLocalChangeFeed, type ChangeFeed } from '@gateway/db';
 import { createServiceInterceptors, type ServiceTarget } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
 import { createEdgeApp } from '../edge-app.js';
@@ -12,6 +13,8 @@ import { createFakeRegistry, type FakeRegistry } from './fake-registry.js';
 export type TestEdge = {
   url: string;
   registry: FakeRegistry;
+  /** Announce a change made to the fake registry's data, as the real edge does for its own. */
+  changeFeed: ChangeFeed;
   authFlow: FakeAuthFlow;
   close(): Promise<void>;
 };
@@ -25,6 +28,7 @@ export async function startTestEdge(
   env: { IDENTITY_ISSUER: string; CORS_ORIGINS?: string } & Record<string, string>,
   options: { rateLimitStore?: RateLimitStore } = {},
 ): Promise<TestEdge> {
+  const changeFeed = createLocalChangeFeed();
   const registry = createFakeRegistry();
   const authFlow = createFakeAuthFlow();
   const onboarding = createFakeOnboarding();
@@ -44,13 +48,14 @@ export async function startTestEdge(
     config.serviceCallTimeoutMs,
   );
   const server = await listen(
-    createEdgeApp({ config, logger, clients, ...options }),
+    createEdgeApp({ config, logger, clients, changeFeed, ...options }),
     0,
     '127.0.0.1',
   );
   return {
     url: `http://127.0.0.1:${server.port}`,
     registry,
+    changeFeed,
     authFlow,
     close: () => server.close(),
   };

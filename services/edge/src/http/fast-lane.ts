@@ -1,0 +1,101 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQueryString } from 'node:querystring';
+import {
+  logHttpExchange,
+  REQUEST_ID_HEADER,
+  requestIdOf,
+  traceHttpServerExchange,
+  type Logger,
+} from '@gateway/telemetry';
+import { writeErrorAnswer } from './error-handler.js';
+import { runLeanOperation, type AnyLeanOperation, type LeanContext } from './lean-operation.js';
+import type { LimitedOperation, RateLimiter } from './rate-limit.js';
+import { setSecurityHeaders } from './security-headers.js';
+
+export type FastLaneOptions = {
+  operations: readonly AnyLeanOperation[];
+  context: LeanContext;
+  logger: Logger;
+  production: boolean;
+  limiter: RateLimiter;
+  /** The client's address, after trusted proxies (as Express's `req.ip`). */
+  clientAddress: (req: IncomingMessage) => string;
+};
+
+/** Answers a request it serves and returns true; false leaves the request to Express. */
+export type FastLane = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+const LIMITS: Record<string, LimitedOperation> = {
+  startAuthentication: 'browser',
+  handleIdentityCallback: 'browser',
+  exchangeAuthenticationHandoff: 'exchange',
+  introspectGatewaySession: 'introspect',
+};
+
+/**
+ * Issue 8: the login flow's busiest operations served on node:http without Express, whose
+ * own per-request cost (router, request and response decoration) was larger than all of an
+ * introspection's real work. Everything else the edge does to a request happens here too, in
+ * the same order and with the same helpers: security headers, request id, trace span named
+ * by operationId, one log line, rate limits, then the operation itself (lean-operation.ts,
+ * shared with the Express route) and the spec's error body.
+ *
+ * Requests that carry an `Origin` are left to Express: credentialed CORS (spec 5) is its
+ * middleware's business, and platform backends and browser navigations send none.
+ */
+export function createFastLane(options: FastLaneOptions): FastLane {
+  const routes = new Map<string, AnyLeanOperation>();
+  for (const operation of options.operations) {
+    const { method, path } = operation.definition;
+    routes.set(`${method.toUpperCase()} ${path}`, operation);
+  }
+  const { logger } = options;
+
+  return function serveFastLane(req, res) {
+    const url = req.url ?? '/';
+    const queryStart = url.indexOf('?');
+    const path = queryStart < 0 ? url : url.slice(0, queryStart);
+    const operation = routes.get(`${req.method ?? ''} ${path}`);
+    if (operation === undefined || req.headers.origin !== undefined) return false;
+
+    setSecurityHeaders(res, path, options.production);
+    const requestId = requestIdOf(req);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    const { operationId } = operation.definition;
+    const exchange = traceHttpServerExchange(req, res, {
+      path,
+      nameOf: () => operationId,
+      routeOf: () => operation.definition.path,
+    });
+    exchange.within(() => {
+      logHttpExchange(logger, req, res, { path, requestId: () => requestId });
+      void serve(operation, req, res, path, queryStart < 0 ? '' : url.slice(queryStart + 1));
+    });
+    return true;
+  };
+
+  async function serve(
+    operation: AnyLeanOperation,
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    queryString: string,
+  ): Promise<void> {
+    try {
+      const limited = LIMITS[operation.definition.operationId];
+      if (limited !== undefined) {
+        await options.limiter.check(limited, req, options.clientAddress(req));
+      }
+      // Express 5's "simple" query parser is node:querystring: the same values either way.
+      const query = operation.definition.query ? parseQueryString(queryString) : undefined;
+      await runLeanOperation(operation, options.context, req, res, query);
+    } catch (error) {
+      if (res.headersSent) {
+        logger.error({ err: error, path }, 'request failed after its answer started');
+        res.destroy();
+        return;
+      }
+      writeErrorAnswer(res, error, logger, path);
+    }
+  }
+}
