@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
 
 /** Tokens carry at least 256 bits of entropy. */
 export const MIN_TOKEN_BYTES = 32;
@@ -11,7 +11,25 @@ export function randomToken(bytes: number = MIN_TOKEN_BYTES): string {
   if (!Number.isInteger(bytes) || bytes < MIN_TOKEN_BYTES) {
     throw new RangeError(`randomToken needs an integer of at least ${MIN_TOKEN_BYTES} bytes`);
   }
-  return randomBytes(bytes).toString('base64url');
+  return takeRandomBytes(bytes).toString('base64url');
+}
+
+// Issue 8: one call into the system's random source per 256 tokens instead of one per token
+// (it was 7% of a login start). The bytes come from the same CSPRNG and each is handed out
+// once, as node:crypto's randomUUID does with its own cache.
+const POOL_BYTES = 8192;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function takeRandomBytes(bytes: number): Buffer {
+  if (bytes > POOL_BYTES) return randomFillSync(Buffer.alloc(bytes));
+  if (poolOffset + bytes > pool.length) {
+    pool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
+    poolOffset = 0;
+  }
+  const taken = pool.subarray(poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
+  return taken;
 }
 
 /** SHA-256 of the token's UTF-8 bytes, base64url. This is what gets stored, never the token. */

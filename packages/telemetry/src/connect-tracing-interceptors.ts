@@ -19,6 +19,7 @@ import {
   ATTR_SERVER_PORT,
 } from '@opentelemetry/semantic-conventions';
 import { gatewayMetrics } from './gateway-metrics.js';
+import { isTracingRecording } from './start-telemetry.js';
 
 /** Tracer (instrumentation scope) used when the caller does not pass one. */
 export const RPC_TRACER_NAME = '@gateway/telemetry/connect';
@@ -92,11 +93,19 @@ async function runInSpan<T>(span: Span, call: () => Promise<T>, client = false):
 /**
  * For clients (transports): a CLIENT span per unary call, named `<service>/<method>`, with
  * the trace context injected into the request headers (`traceparent`, `baggage`).
- * Streaming calls pass through untouched.
+ * While no span is recorded only unanswered calls are counted; streaming calls pass through.
  */
 export function createClientTracingInterceptor(options: RpcTracingOptions = {}): Interceptor {
   return (next) => async (req) => {
     if (req.stream) return next(req);
+    if (!isTracingRecording()) {
+      try {
+        return await next(req);
+      } catch (error) {
+        if (isUnanswered(ConnectError.from(error))) gatewayMetrics.recordDependencyError('service');
+        throw error;
+      }
+    }
     const tracer = options.tracer ?? trace.getTracer(RPC_TRACER_NAME);
     const span = tracer.startSpan(rpcSpanName(req), {
       kind: SpanKind.CLIENT,
@@ -111,11 +120,12 @@ export function createClientTracingInterceptor(options: RpcTracingOptions = {}):
 /**
  * For servers (routers): a SERVER span per unary call, child of the caller's span taken from
  * the request headers; the handler runs inside it, so its database calls and nested calls
- * become its children. Streaming calls pass through untouched.
+ * become its children. Streaming calls, and every call while no span is recorded, pass
+ * through untouched.
  */
 export function createServerTracingInterceptor(options: RpcTracingOptions = {}): Interceptor {
   return (next) => async (req) => {
-    if (req.stream) return next(req);
+    if (req.stream || !isTracingRecording()) return next(req);
     const tracer = options.tracer ?? trace.getTracer(RPC_TRACER_NAME);
     const callerContext = propagation.extract(ROOT_CONTEXT, req.header, headerGetter);
     const span = tracer.startSpan(

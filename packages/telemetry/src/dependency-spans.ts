@@ -1,10 +1,14 @@
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { INVALID_SPAN_CONTEXT, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { Attributes, Span } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import { gatewayMetrics, type DependencyName } from './gateway-metrics.js';
+import { isTracingRecording } from './start-telemetry.js';
 
 /** Tracer (instrumentation scope) of the PostgreSQL, Redis and identity provider spans. */
 export const DEPENDENCY_TRACER_NAME = '@gateway/telemetry/dependencies';
+
+/** The span of every dependency call while no span is recorded (issue 8): does nothing. */
+const NOT_RECORDED: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**
  * A CLIENT span for one call to a dependency (`pg.query`, `redis.get`, `oidc.token`), child
@@ -12,6 +16,7 @@ export const DEPENDENCY_TRACER_NAME = '@gateway/telemetry/dependencies';
  * tokens or codes.
  */
 export function startDependencySpan(name: string, attributes: Attributes): Span {
+  if (!isTracingRecording()) return NOT_RECORDED;
   return trace
     .getTracer(DEPENDENCY_TRACER_NAME)
     .startSpan(name, { kind: SpanKind.CLIENT, attributes }, context.active());
@@ -53,7 +58,9 @@ export async function traceDependencyCall<T>(
   const span = startDependencySpan(name, attributes);
   let result: T;
   try {
-    result = await context.with(trace.setSpan(context.active(), span), () => call(span));
+    result = await (span === NOT_RECORDED
+      ? call(span)
+      : context.with(trace.setSpan(context.active(), span), () => call(span)));
   } catch (error) {
     failDependencySpan(span, error, failedDependency?.(error));
     throw error;

@@ -17,6 +17,7 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import type { Request, RequestHandler, Response } from 'express';
 import { gatewayMetrics } from './gateway-metrics.js';
+import { isTracingRecording } from './start-telemetry.js';
 import { matchedRoute, requestPathWithoutQuery } from './request-path.js';
 
 /** Tracer (instrumentation scope) used when the caller does not pass one. */
@@ -33,7 +34,8 @@ export interface HttpTracingOptions {
 }
 
 interface HttpServerSpan {
-  readonly span: Span;
+  /** Undefined while no span is recorded. */
+  readonly span: Span | undefined;
   /** Set by `setHttpSpanName`; wins over `spanName` and the default. */
   name?: string;
 }
@@ -49,7 +51,7 @@ export function setHttpSpanName(exchange: Request | Response, name: string): voi
   const entry = spansByExchange.get(exchange);
   if (!entry) return;
   entry.name = name;
-  entry.span.updateName(name);
+  entry.span?.updateName(name);
 }
 
 function defaultSpanName(req: Request): string {
@@ -69,28 +71,33 @@ export function traceHttpServerExchange(
   options: {
     path: string;
     tracer?: Tracer | undefined;
-    /** The span's final name, asked once the response is finished. */
-    nameOf: (span: Span) => string;
+    /** The span's final name (and the duration's `operation`), asked once the response is finished. */
+    nameOf: () => string;
     /** The matched route, asked at the end. */
     routeOf?: () => string | undefined;
   },
-): { span: Span; within(work: () => void): void } {
+): { span: Span | undefined; within(work: () => void): void } {
   const startedAt = performance.now();
+  const recording = isTracingRecording();
   const method = req.method ?? 'GET';
-  const tracer = options.tracer ?? trace.getTracer(HTTP_TRACER_NAME);
-  const callerContext = propagation.extract(ROOT_CONTEXT, req.headers);
-  const span = tracer.startSpan(
-    method,
-    {
-      kind: SpanKind.SERVER,
-      attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: options.path },
-    },
-    callerContext,
-  );
+  const callerContext = recording ? propagation.extract(ROOT_CONTEXT, req.headers) : ROOT_CONTEXT;
+  const span = recording
+    ? (options.tracer ?? trace.getTracer(HTTP_TRACER_NAME)).startSpan(
+        method,
+        {
+          kind: SpanKind.SERVER,
+          attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: options.path },
+        },
+        callerContext,
+      )
+    : undefined;
   let ended = false;
   const endSpan = (): void => {
     if (ended) return;
     ended = true;
+    const name = options.nameOf();
+    gatewayMetrics.recordHttpServerDuration(name, res.statusCode, performance.now() - startedAt);
+    if (span === undefined) return;
     const route = options.routeOf?.();
     if (route !== undefined) span.setAttribute(ATTR_HTTP_ROUTE, route);
     if (res.headersSent) {
@@ -100,13 +107,12 @@ export function traceHttpServerExchange(
         span.setStatus({ code: SpanStatusCode.ERROR });
       }
     }
-    const name = options.nameOf(span);
     span.updateName(name);
     span.end();
-    gatewayMetrics.recordHttpServerDuration(name, res.statusCode, performance.now() - startedAt);
   };
   res.once('finish', endSpan);
   res.once('close', endSpan);
+  if (span === undefined) return { span, within: (work) => work() };
   const spanContext = trace.setSpan(callerContext, span);
   return { span, within: (work) => context.with(spanContext, work) };
 }

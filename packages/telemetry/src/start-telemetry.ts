@@ -93,8 +93,10 @@ function registerProcessTelemetry(options: TelemetryOptions): ProcessTelemetry {
     sampler: new RecordWhileExportingSampler(processors),
     spanProcessors: [processors],
   });
+  // The context manager comes with the first span processor (ensureTraceContext): without
+  // one nothing is recorded, and keeping a context costs async hooks on every promise.
   provider.register({
-    contextManager: new AsyncLocalStorageContextManager(),
+    contextManager: null,
     propagator: new CompositePropagator({
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),
@@ -108,10 +110,32 @@ function registerProcessTelemetry(options: TelemetryOptions): ProcessTelemetry {
   };
 }
 
+/**
+ * Issue 8: whether spans are recorded (some processor receives them: an OTLP exporter, or a
+ * test's). Without one the gateway keeps no trace context at all: no AsyncLocalStorage (whose
+ * async hooks cost a sixth of an introspection's CPU on Node 20), no spans, no `traceparent`
+ * between services, and log lines carry no trace ids; metrics are kept either way.
+ */
+export function isTracingRecording(): boolean {
+  return processTelemetry !== undefined && !processTelemetry.processors.isEmpty;
+}
+
+let traceContextOwner: ProcessTelemetry | undefined;
+
+/** Registers the AsyncLocalStorage context manager once spans are recorded. */
+function ensureTraceContext(owner: ProcessTelemetry): void {
+  if (traceContextOwner === owner || owner.processors.isEmpty) return;
+  traceContextOwner = owner;
+  const manager = new AsyncLocalStorageContextManager();
+  manager.enable();
+  context.setGlobalContextManager(manager);
+}
+
 /** The globals go first, so a `startTelemetry` during the flush starts afresh. */
 function unregisterProcessTelemetry(owner: ProcessTelemetry): void {
   if (processTelemetry !== owner) return;
   processTelemetry = undefined;
+  traceContextOwner = undefined;
   trace.disable();
   propagation.disable();
   context.disable();
@@ -147,6 +171,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   const extraProcessors = [...(options.spanProcessors ?? [])];
   for (const processor of extraProcessors) owner.processors.add(processor);
   if (otlpUrl !== undefined) owner.otlp.acquire(otlpUrl);
+  ensureTraceContext(owner);
 
   let stopping: Promise<void> | undefined;
   const handle: Telemetry = {
