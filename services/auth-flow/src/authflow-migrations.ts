@@ -1,6 +1,7 @@
 import type { SchemaMigrations } from '@gateway/db';
 import { createLoginFlowTables } from './migrations/0001-create-login-flow-tables.js';
 import { createUsersAndRoles } from './migrations/0002-create-users-and-roles.js';
+import { notifyUserStatus } from './migrations/0003-notify-user-status.js';
 
 /**
  * The auth-flow service's PostgreSQL schema `authflow` (local users, roles; and, in the
@@ -12,5 +13,6 @@ export const authFlowMigrations: SchemaMigrations = {
   migrations: {
     '20261201_0001_create_login_flow_tables': createLoginFlowTables,
     '20261201_0002_create_users_and_roles': createUsersAndRoles,
+    '20261201_0003_notify_user_status': notifyUserStatus,
   },
 };
