@@ -11,7 +11,37 @@ export type Database = {
   kind: DatabaseKind;
   /** `select 1`; rejects with DatabaseUnavailableError on failure or after timeoutMs (2000). */
   ping(timeoutMs?: number): Promise<void>;
-  /** Closes every connection (and the embedded database). Safe to call twice. */
+  /**
+   * LISTEN on `channel` (a plain lower-case name); `onNotification` gets each payload, in
+   * commit order. PostgreSQL: on a connection of its own, checked every `heartbeatMs`
+   * (default 1000); PGlite: on its one connection, delivering before the committing query
+   * resolves. Rejects when the database cannot be reached or is closed.
+   */
+  listen(
+    channel: string,
+    onNotification: (payload: string) => void,
+    options?: { heartbeatMs?: number },
+  ): Promise<DatabaseListener>;
+  /** True once close() was called. */
+  readonly closed: boolean;
+  /** Closes every connection, listeners included (and the embedded database). Safe to call twice. */
+  close(): Promise<void>;
+};
+
+/** A LISTEN opened by Database.listen. */
+export type DatabaseListener = {
+  /**
+   * Runs one statement (no parameters) and answers its rows: on PostgreSQL on the listening
+   * connection itself (its failure or time-out ends the listener), on PGlite through knex.
+   */
+  query<Row = Record<string, unknown>>(sql: string): Promise<Row[]>;
+  /**
+   * Settles (never rejects) once no more notifications can come: with what ended the
+   * connection, or undefined after close(). Changes made from then on are not announced.
+   */
+  readonly ended: Promise<unknown>;
+  /** False from the moment `ended` settles (synchronously, unlike awaiting `ended`). */
+  readonly listening: boolean;
   close(): Promise<void>;
 };
 

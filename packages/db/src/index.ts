@@ -1,5 +1,10 @@
 export { createDatabase } from './create-database.js';
-export type { CreateDatabaseOptions, Database, DatabaseKind } from './database.js';
+export type {
+  CreateDatabaseOptions,
+  Database,
+  DatabaseKind,
+  DatabaseListener,
+} from './database.js';
 export { DatabaseUnavailableError, isConnectionFailure } from './errors.js';
 export { migrateSchema, migrationStatus, rollbackSchema } from './migrations.js';
 export type {

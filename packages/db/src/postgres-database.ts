@@ -2,6 +2,9 @@ import knexModule from 'knex';
 import type pg from 'pg';
 import type { CreateDatabaseOptions, Database } from './database.js';
 import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
+import type { DatabaseListener } from './database.js';
+import { DatabaseUnavailableError } from './errors.js';
+import { DEFAULT_HEARTBEAT_MS, openPostgresListener } from './listener.js';
 import { postgresAdvisoryLock, registerCrossProcessLock } from './migration-lock.js';
 import { pingDatabase } from './ping.js';
 import { PG_SESSION_OPTIONS, pgTypes } from './type-parsers.js';
@@ -29,11 +32,40 @@ export function createPostgresDatabase(options: PostgresOptions): Database {
     pool: { min: 0, max: options.poolMax ?? DEFAULT_POOL_MAX },
     acquireConnectionTimeout: connectTimeoutMs,
   });
+  const listeners = new Set<DatabaseListener>();
+  let closed = false;
   const database: Database = {
     knex,
     kind: 'postgres',
     ping: (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => pingDatabase(knex, timeoutMs),
-    close: once(() => knex.destroy()),
+    async listen(channel, onNotification, listenOptions = {}) {
+      if (closed) throw new DatabaseUnavailableError('The database is closed');
+      const listener = await openPostgresListener(
+        { ...settings, types: pgTypes },
+        channel,
+        onNotification,
+        {
+          heartbeatMs: listenOptions.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+          // Past the server's own statement_timeout, so that one answers first when it can.
+          queryTimeoutMs: (options.statementTimeoutMs ?? connectTimeoutMs) + 1_000,
+        },
+      );
+      if (closed) {
+        await listener.close();
+        throw new DatabaseUnavailableError('The database is closed');
+      }
+      listeners.add(listener);
+      void listener.ended.then(() => listeners.delete(listener));
+      return listener;
+    },
+    get closed() {
+      return closed;
+    },
+    close: once(async () => {
+      closed = true;
+      await Promise.all([...listeners].map((listener) => listener.close()));
+      await knex.destroy();
+    }),
   };
   // The lock connection runs only its own lock queries, so it needs no type parsers.
   registerCrossProcessLock(database, postgresAdvisoryLock(settings));
