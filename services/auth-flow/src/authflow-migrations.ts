@@ -2,6 +2,7 @@ import type { SchemaMigrations } from '@gateway/db';
 import { createLoginFlowTables } from './migrations/0001-create-login-flow-tables.js';
 import { createUsersAndRoles } from './migrations/0002-create-users-and-roles.js';
 import { notifyUserStatus } from './migrations/0003-notify-user-status.js';
+import { addHotPathSnapshots } from './migrations/0004-add-hot-path-snapshots.js';
 
 /**
  * The auth-flow service's PostgreSQL schema `authflow` (local users, roles; and, in the
@@ -14,5 +15,6 @@ export const authFlowMigrations: SchemaMigrations = {
     '20261201_0001_create_login_flow_tables': createLoginFlowTables,
     '20261201_0002_create_users_and_roles': createUsersAndRoles,
     '20261201_0003_notify_user_status': notifyUserStatus,
+    '20261201_0004_add_hot_path_snapshots': addHotPathSnapshots,
   },
 };

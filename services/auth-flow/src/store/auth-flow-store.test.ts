@@ -3,8 +3,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AuthFlowStore } from './auth-flow-store.js';
-import { MINUTE, newHandoff, newSession, newTransaction } from './testing/fixtures.js';
+import type { AuthFlowStore, SessionRecord, TransactionRecord } from './auth-flow-store.js';
+import {
+  MINUTE,
+  newHandoff,
+  newHandoffSnapshot,
+  newSession,
+  newSessionSnapshot,
+  newTransaction,
+} from './testing/fixtures.js';
 import { storeFactories } from './testing/store-harness.js';
 import type { OpenStore } from './testing/store-harness.js';
 
@@ -422,6 +429,340 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const expired = newSession(now - 2 * MINUTE, { userId, expiresAt: now - MINUTE });
       await store.createSession(expired);
       await expect(store.stripUserPermissions(userId)).resolves.toBe(0);
+    });
+  });
+
+  /** A handoff naming its session, with the exchange snapshot, as the login issues it. */
+  function handoffOf(transaction: TransactionRecord, session: SessionRecord, now: number) {
+    return newHandoff(transaction, now, {
+      userId: session.userId,
+      sessionId: session.id,
+      sessionTokenHash: session.tokenHash,
+      snapshot: newHandoffSnapshot(),
+    });
+  }
+
+  describe('what the hot paths read (issue 8)', () => {
+    it("keeps the platform's centralOnboardingEnabled on the transaction through consume, get and bind", async () => {
+      const now = Date.now();
+      for (const centralOnboardingEnabled of [true, false]) {
+        const transaction = newTransaction(now, { centralOnboardingEnabled });
+        await store.createTransaction(transaction);
+        await expect(store.getTransaction(transaction.id)).resolves.toEqual(transaction);
+        const consumed = await store.consumeTransaction(transaction.stateHash, now);
+        expect(consumed?.centralOnboardingEnabled).toBe(centralOnboardingEnabled);
+      }
+    });
+
+    it('keeps the introspection snapshot of a session through get, strip and revoke', async () => {
+      const now = Date.now();
+      const session = newSession(now, { snapshot: newSessionSnapshot() });
+      await store.createSession(session);
+      await expect(store.getSession(session.tokenHash, now)).resolves.toEqual(session);
+      await store.stripUserPermissions(session.userId);
+      await expect(store.getSession(session.tokenHash, now)).resolves.toEqual({
+        ...session,
+        permissions: [],
+      });
+      await expect(store.revokeSession(session.tokenHash, now)).resolves.toEqual({
+        ...session,
+        permissions: [],
+      });
+    });
+
+    it("redeemHandoff of a handoff naming its session answers the record with the exchange snapshot and the session's expiry and permissions", async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now);
+      await store.createSession(session);
+      const handoff = handoffOf(transaction, session, now);
+      await store.issueHandoff(handoff);
+
+      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toEqual({
+        ...handoff,
+        session: { expiresAt: session.expiresAt, permissions: session.permissions },
+      });
+      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+    });
+
+    it('redeemHandoff answers the permissions as they are now: stripped since issuance means none (spec 3.3)', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now);
+      await store.createSession(session);
+      const handoff = handoffOf(transaction, session, now);
+      await store.issueHandoff(handoff);
+      await store.stripUserPermissions(session.userId);
+
+      const redeemed = await store.redeemHandoff(handoff.codeHash, now);
+      expect(redeemed?.session).toEqual({ expiresAt: session.expiresAt, permissions: [] });
+    });
+
+    it('redeemHandoff refuses, and spends, a code whose session was revoked or expired since issuance', async () => {
+      const now = Date.now();
+      const cases = [
+        {
+          name: 'revoked',
+          end: (session: SessionRecord) => store.revokeSession(session.tokenHash, now),
+        },
+        {
+          name: 'all sessions revoked',
+          end: (session: SessionRecord) => store.revokeUserSessions(session.userId, now),
+        },
+      ];
+      for (const { end } of cases) {
+        const transaction = await consumedTransaction(now);
+        const session = newSession(now);
+        await store.createSession(session);
+        const handoff = handoffOf(transaction, session, now);
+        await store.issueHandoff(handoff);
+        await end(session);
+        await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+      }
+
+      // Expired: redeemed at the session's expiry (the handoff itself still pending).
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now, { expiresAt: now + 30_000 });
+      await store.createSession(session);
+      const handoff = handoffOf(transaction, session, now);
+      await store.issueHandoff(handoff);
+      await expect(store.redeemHandoff(handoff.codeHash, session.expiresAt)).resolves.toBe(
+        undefined,
+      );
+      // The refusal spent the code.
+      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent redeems of a code naming its session: exactly one wins`, async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now);
+      await store.createSession(session);
+      const handoff = handoffOf(transaction, session, now);
+      await store.issueHandoff(handoff);
+
+      const results = await spread((peer) => peer.redeemHandoff(handoff.codeHash, now));
+      expect(results.filter((result) => result !== undefined)).toEqual([
+        { ...handoff, session: { expiresAt: session.expiresAt, permissions: session.permissions } },
+      ]);
+    });
+  });
+
+  describe('createBoundSession: the callback writes in one step (spec 4.2 steps 4, 7, 8)', () => {
+    const keepUntil = (now: number) => now + 60 * MINUTE;
+
+    it('binds the transaction and saves the session; the transaction reads bound and extended, the session live', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now, { snapshot: newSessionSnapshot() });
+
+      await expect(
+        store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          session,
+        }),
+      ).resolves.toBe('bound');
+      await expect(store.getSession(session.tokenHash, now)).resolves.toEqual(session);
+      await expect(store.getTransaction(transaction.id)).resolves.toEqual({
+        ...transaction,
+        userId: session.userId,
+        sessionId: session.id,
+        expiresAt: keepUntil(now),
+      });
+      // A session saved this way is indexed for its user like any other.
+      await expect(store.revokeUserSessions(session.userId, now)).resolves.toBe(1);
+    });
+
+    it('with a handoff: the code redeems with its session, and a second issue for the transaction conflicts', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now);
+      const handoff = handoffOf(transaction, session, now);
+
+      await expect(
+        store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          session,
+          handoff,
+        }),
+      ).resolves.toBe('bound');
+      await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
+      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toEqual({
+        ...handoff,
+        session: { expiresAt: session.expiresAt, permissions: session.permissions },
+      });
+    });
+
+    it('writes nothing when the transaction is already bound, unknown, unconsumed or expired', async () => {
+      const now = Date.now();
+      const bound = await consumedTransaction(now);
+      await store.bindTransaction(bound.id, {
+        userId: randomUUID(),
+        sessionId: randomUUID(),
+        keepUntil: keepUntil(now),
+      });
+      const unconsumed = newTransaction(now);
+      await store.createTransaction(unconsumed);
+      const shortLived = newTransaction(now, { expiresAt: now + 300 });
+      await store.createTransaction(shortLived);
+      await store.consumeTransaction(shortLived.stateHash, now);
+      await sleep(shortLived.expiresAt - Date.now() + 50);
+
+      const cases: Array<[TransactionRecord | undefined, string]> = [
+        [bound, 'already_bound'],
+        [undefined, 'not_found'],
+        [unconsumed, 'not_found'],
+        [shortLived, 'not_found'],
+      ];
+      for (const [transaction, expected] of cases) {
+        const transactionId = transaction?.id ?? randomUUID();
+        const session = newSession(now);
+        const handoff = newHandoff(transaction ?? newTransaction(now, { id: transactionId }), now, {
+          userId: session.userId,
+          sessionId: session.id,
+          sessionTokenHash: session.tokenHash,
+        });
+        await expect(
+          store.createBoundSession({ transactionId, keepUntil: keepUntil(now), session, handoff }),
+        ).resolves.toBe(expected);
+        await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
+        await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+      }
+      expect((await store.getTransaction(unconsumed.id))?.userId).toBe(null);
+    });
+
+    it('answers conflict and writes nothing when a handoff was already issued for the transaction', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const earlier = newHandoff(transaction, now);
+      await expect(store.issueHandoff(earlier)).resolves.toBe('issued');
+      const session = newSession(now);
+
+      await expect(
+        store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          session,
+          handoff: handoffOf(transaction, session, now),
+        }),
+      ).resolves.toBe('conflict');
+      await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
+      expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
+      // Without a handoff the same transaction still binds.
+      await expect(
+        store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          session,
+        }),
+      ).resolves.toBe('bound');
+    });
+
+    it('rejects, writing nothing, a session token hash or handoff code hash that exists already', async () => {
+      const now = Date.now();
+      const existing = newSession(now);
+      await store.createSession(existing);
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now, { tokenHash: existing.tokenHash });
+      await expect(
+        store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          session,
+        }),
+      ).rejects.toThrow();
+      expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
+      await expect(store.getSession(existing.tokenHash, now)).resolves.toEqual(existing);
+
+      const other = await consumedTransaction(now);
+      const pending = newHandoff(other, now);
+      await store.issueHandoff(pending);
+      const fresh = newSession(now);
+      await expect(
+        store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          session: fresh,
+          handoff: { ...handoffOf(transaction, fresh, now), codeHash: pending.codeHash },
+        }),
+      ).rejects.toThrow();
+      expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
+      await expect(store.getSession(fresh.tokenHash, now)).resolves.toBe(undefined);
+      await expect(store.redeemHandoff(pending.codeHash, now)).resolves.toEqual(pending);
+    });
+
+    it('refuses a handoff of another transaction or session (TypeError)', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now);
+      await expect(
+        store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          session,
+          handoff: handoffOf(transaction, newSession(now), now),
+        }),
+      ).rejects.toThrow(TypeError);
+      expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent calls for one transaction, each with its own session and handoff: exactly one binds, and only its session and code exist`, async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const attempts = Array.from({ length: CONCURRENT_CALLS }, () => {
+        const session = newSession(now, { userId: randomUUID() });
+        return { session, handoff: handoffOf(transaction, session, now) };
+      });
+      let next = 0;
+      const results = await spread((peer) => {
+        const attempt = attempts[next++];
+        if (!attempt) throw new Error('no attempt');
+        return peer.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: keepUntil(now),
+          ...attempt,
+        });
+      });
+      expect(results.filter((result) => result === 'bound')).toHaveLength(1);
+      expect(results.filter((result) => result === 'already_bound')).toHaveLength(
+        CONCURRENT_CALLS - 1,
+      );
+      const winner = attempts[results.indexOf('bound')];
+      if (!winner) throw new Error('no winner');
+      expect((await store.getTransaction(transaction.id))?.sessionId).toBe(winner.session.id);
+      for (const attempt of attempts) {
+        const live = await store.getSession(attempt.session.tokenHash, now);
+        expect(live?.id).toBe(attempt === winner ? winner.session.id : undefined);
+      }
+      for (const attempt of attempts.filter((a) => a !== winner).slice(0, 5)) {
+        await expect(store.redeemHandoff(attempt.handoff.codeHash, now)).resolves.toBe(undefined);
+      }
+      expect((await store.redeemHandoff(winner.handoff.codeHash, now))?.codeHash).toBe(
+        winner.handoff.codeHash,
+      );
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent createBoundSession and issueHandoff calls for one transaction: exactly one handoff is issued`, async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      let next = 0;
+      const results = await spread((peer) => {
+        const index = next++;
+        const session = newSession(now);
+        const handoff = handoffOf(transaction, session, now);
+        return index % 2 === 0
+          ? peer.createBoundSession({
+              transactionId: transaction.id,
+              keepUntil: keepUntil(now),
+              session,
+              handoff,
+            })
+          : peer.issueHandoff(handoff);
+      });
+      const winners = results.filter((result) => result === 'bound' || result === 'issued');
+      expect(winners).toHaveLength(1);
     });
   });
 

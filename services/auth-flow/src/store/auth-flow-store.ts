@@ -21,6 +21,12 @@ export type TransactionRecord = {
   /** The platform's identity environment, captured at start (spec 4.2 step 2). */
   environmentKey: string;
   onboardingMode: OnboardingMode;
+  /**
+   * The platform's `centralOnboardingEnabled` at start, answered as the exchange's
+   * `canCompleteCentrally` (spec 4.4) without asking the registry again. Absent on
+   * transactions started before it was recorded.
+   */
+  centralOnboardingEnabled?: boolean;
   redirectPairId: string;
   callbackUrl: string;
   /** Normalized absolute URL. */
@@ -45,8 +51,42 @@ export type HandoffRecord = {
   sessionId: string;
   /** The pending session token, encrypted at rest. */
   sessionTokenEncrypted: string;
+  /**
+   * SHA-256 of the pending session token (the session's lookup key, not a secret): the redeem
+   * refuses a code whose session was revoked or expired since issuance. Absent on handoffs
+   * issued before it was recorded; the redeem then checks no session.
+   */
+  sessionTokenHash?: string;
+  /** What the exchange answers, known at issuance (spec 4.4). Absent on older handoffs. */
+  snapshot?: HandoffSnapshot;
   createdAt: number;
   expiresAt: number;
+};
+
+/**
+ * The exchange's answer (spec 4.4) as it stood when the handoff was issued, so the exchange
+ * reads nothing else: it is at most AUTH_HANDOFF_TTL_SECONDS old when redeemed. No secrets:
+ * the session token travels encrypted beside it, and the session's id, expiry and
+ * permissions are read from the live session by the redeem.
+ */
+export type HandoffSnapshot = {
+  user: { sub: string; issuer: string; picture?: string };
+  environment: { key: string; tier: string };
+  onboarding: {
+    status: string;
+    requirementVersion: number;
+    missingFields: string[];
+    canCompleteCentrally: boolean;
+  };
+  returnTo: string;
+};
+
+/**
+ * A redeemed handoff. `session` is present when the handoff names its session
+ * (`sessionTokenHash`): the session as it is at the redeem, live by construction.
+ */
+export type RedeemedHandoff = HandoffRecord & {
+  session?: { expiresAt: number; permissions: string[] };
 };
 
 export type SessionRecord = {
@@ -60,12 +100,38 @@ export type SessionRecord = {
   /** Snapshot taken at creation (spec 2.6). */
   permissions: string[];
   idTokenEncrypted: string | null;
+  /**
+   * What introspection answers about the user and the environment (spec 4.5), taken at
+   * creation, so an introspection reads only the user's status (issue 8). Absent on sessions
+   * created before it was recorded.
+   */
+  snapshot?: SessionSnapshot;
   createdAt: number;
   expiresAt: number;
 };
 
+export type SessionSnapshot = {
+  issuer: string;
+  subject: string;
+  email: string;
+  emailVerified: boolean;
+  environmentTier: string;
+};
+
 export type BindResult = 'bound' | 'already_bound' | 'not_found';
 export type IssueResult = 'issued' | 'conflict';
+export type BoundSessionResult = BindResult | 'conflict';
+
+/** The callback's writes (spec 4.2 steps 4, 7 and 8), for createBoundSession. */
+export type BoundSessionRequest = {
+  transactionId: string;
+  /** The transaction stays readable until then (resume after onboarding pages). */
+  keepUntil: number;
+  /** Bound to the transaction with its userId and id. */
+  session: SessionRecord;
+  /** Issued in the same step when the login goes straight to the platform. */
+  handoff?: HandoffRecord;
+};
 
 export interface AuthFlowStore {
   readonly kind: 'redis' | 'sql';
@@ -103,10 +169,23 @@ export interface AuthFlowStore {
   /**
    * Atomically single-use: returns the pending handoff and ends it when now < expiresAt;
    * undefined when unknown, expired or already redeemed. Of N concurrent calls exactly one wins.
+   * When the handoff names its session (sessionTokenHash), that session must also be live at
+   * now (not revoked, now < its expiresAt): the answer then carries its expiry and current
+   * permissions (spec 3.3 strips them at once); otherwise the code is spent all the same and
+   * the answer is undefined. One round trip.
    */
-  redeemHandoff(codeHash: string, now: number): Promise<HandoffRecord | undefined>;
+  redeemHandoff(codeHash: string, now: number): Promise<RedeemedHandoff | undefined>;
   /** Saves a new session. Rejects when a session with the same token hash (or id) exists. */
   createSession(record: SessionRecord): Promise<void>;
+  /**
+   * The callback's writes in one atomic step, all or nothing: binds the transaction to the
+   * session's user and id (as bindTransaction), saves the session (as createSession) and, when given, issues the handoff (as
+   * issueHandoff). 'bound' when everything was written; otherwise nothing was and the answer
+   * is bindTransaction's 'already_bound' or 'not_found', or 'conflict' when a handoff was
+   * already issued for the transaction. Rejects, writing nothing, when a session with the same
+   * token hash or a handoff with the same code hash exists. One round trip.
+   */
+  createBoundSession(request: BoundSessionRequest): Promise<BoundSessionResult>;
   /** undefined when unknown, revoked or expired (now >= expiresAt). */
   getSession(tokenHash: string, now: number): Promise<SessionRecord | undefined>;
   /** Revokes one session; returns it if it was live, else undefined. Idempotent. */
@@ -160,4 +239,104 @@ export function checkHandoff(record: HandoffRecord): void {
 
 export function checkSession(record: SessionRecord): void {
   requireUuids('SessionRecord', { id: record.id, userId: record.userId });
+}
+
+/** The handoff of createBoundSession must belong to its transaction, user and session. */
+export function checkBoundSession(request: BoundSessionRequest): void {
+  checkSession(request.session);
+  requireUuids('BoundSessionRequest', { transactionId: request.transactionId });
+  const { handoff, session } = request;
+  if (handoff === undefined) return;
+  checkHandoff(handoff);
+  if (
+    handoff.transactionId !== request.transactionId ||
+    handoff.userId !== session.userId ||
+    handoff.sessionId !== session.id ||
+    (handoff.sessionTokenHash !== undefined && handoff.sessionTokenHash !== session.tokenHash)
+  ) {
+    throw new TypeError('BoundSessionRequest.handoff must name its transaction and session');
+  }
+}
+
+// --- Reading stored snapshots (JSON from Redis or jsonb from SQL) -----------------------------
+
+type Fields = Record<string, unknown>;
+
+function fieldsOf(value: unknown, what: string): Fields {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new Error(`Malformed ${what}`);
+  }
+  return value as Fields;
+}
+
+function stringOf(fields: Fields, name: string, what: string): string {
+  const value = fields[name];
+  if (typeof value !== 'string') throw new Error(`Malformed ${what}: ${name}`);
+  return value;
+}
+
+function stringsOf(fields: Fields, name: string, what: string): string[] {
+  const value = fields[name];
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new Error(`Malformed ${what}: ${name}`);
+  }
+  return value as string[];
+}
+
+/** A stored HandoffSnapshot, checked field by field. */
+export function readHandoffSnapshot(value: unknown): HandoffSnapshot {
+  const what = 'handoff snapshot';
+  const top = fieldsOf(value, what);
+  const user = fieldsOf(top.user, what);
+  const environment = fieldsOf(top.environment, what);
+  const onboarding = fieldsOf(top.onboarding, what);
+  const { requirementVersion, canCompleteCentrally } = onboarding;
+  if (typeof requirementVersion !== 'number' || !Number.isInteger(requirementVersion)) {
+    throw new Error(`Malformed ${what}: requirementVersion`);
+  }
+  if (typeof canCompleteCentrally !== 'boolean') {
+    throw new Error(`Malformed ${what}: canCompleteCentrally`);
+  }
+  const picture = user.picture === undefined ? undefined : stringOf(user, 'picture', what);
+  return {
+    user: {
+      sub: stringOf(user, 'sub', what),
+      issuer: stringOf(user, 'issuer', what),
+      ...(picture === undefined ? {} : { picture }),
+    },
+    environment: {
+      key: stringOf(environment, 'key', what),
+      tier: stringOf(environment, 'tier', what),
+    },
+    onboarding: {
+      status: stringOf(onboarding, 'status', what),
+      requirementVersion,
+      missingFields: stringsOf(onboarding, 'missingFields', what),
+      canCompleteCentrally,
+    },
+    returnTo: stringOf(top, 'returnTo', what),
+  };
+}
+
+/** A stored SessionSnapshot, checked field by field. */
+export function readSessionSnapshot(value: unknown): SessionSnapshot {
+  const what = 'session snapshot';
+  const fields = fieldsOf(value, what);
+  if (typeof fields.emailVerified !== 'boolean')
+    throw new Error(`Malformed ${what}: emailVerified`);
+  return {
+    issuer: stringOf(fields, 'issuer', what),
+    subject: stringOf(fields, 'subject', what),
+    email: stringOf(fields, 'email', what),
+    emailVerified: fields.emailVerified,
+    environmentTier: stringOf(fields, 'environmentTier', what),
+  };
+}
+
+/** A session's permissions as stored (a JSON array of strings). */
+export function readPermissions(value: unknown): string[] {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new Error('Malformed session permissions');
+  }
+  return value as string[];
 }

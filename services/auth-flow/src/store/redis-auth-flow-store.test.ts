@@ -4,12 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { connectRedis } from '@gateway/db';
+import type { SessionSnapshot } from './auth-flow-store.js';
 import { createRedisAuthFlowStore } from './redis-auth-flow-store.js';
 import {
   MINUTE,
   fakeCiphertext,
+  fakeHash,
   newHandoff,
+  newHandoffSnapshot,
   newSession,
+  newSessionSnapshot,
   newTransaction,
 } from './testing/fixtures.js';
 import { openRedisStore } from './testing/store-harness.js';
@@ -118,13 +122,83 @@ describe('Redis AuthFlowStore', () => {
     expect(keys).toEqual([full(`tx:${transaction.id}`)]);
   });
 
+  it('puts the session token hash first in a handoff value, where the redeem script finds it', async () => {
+    const now = Date.now();
+    const transaction = newTransaction(now);
+    await handle.store.createTransaction(transaction);
+    const session = newSession(now);
+    const handoff = newHandoff(transaction, now, {
+      userId: session.userId,
+      sessionId: session.id,
+      sessionTokenHash: session.tokenHash,
+      snapshot: newHandoffSnapshot(),
+    });
+    await handle.store.issueHandoff(handoff);
+    expect(await raw.get(full(`ho:${handoff.codeHash}`))).toMatch(
+      new RegExp(`^${handoff.expiresAt}\\n\\{"sessionTokenHash":"${session.tokenHash}",`),
+    );
+  });
+
+  it('reads sessions and handoffs written in the previous layout (no snapshot): a deploy signs nobody out', async () => {
+    const now = Date.now();
+    const userId = randomUUID();
+    const sessionId = randomUUID();
+    const tokenHash = fakeHash();
+    const expiresAt = now + 60 * MINUTE;
+    await raw.set(
+      full(`s:${tokenHash}`),
+      `${expiresAt}\n${userId}\n["platforms:admin"]\n["${sessionId}","PROD","SHOP",null,${now}]`,
+      'PXAT',
+      expiresAt,
+    );
+    await expect(handle.store.getSession(tokenHash, now)).resolves.toEqual({
+      id: sessionId,
+      tokenHash,
+      userId,
+      environmentKey: 'PROD',
+      platformKey: 'SHOP',
+      permissions: ['platforms:admin'],
+      idTokenEncrypted: null,
+      createdAt: now,
+      expiresAt,
+    });
+
+    const codeHash = fakeHash();
+    const old = {
+      transactionId: randomUUID(),
+      platformId: randomUUID(),
+      platformKey: 'SHOP',
+      callbackUrl: 'https://shop.example.com/cb',
+      userId,
+      sessionId,
+      sessionTokenEncrypted: fakeCiphertext(32),
+      createdAt: now,
+    };
+    await raw.set(
+      full(`ho:${codeHash}`),
+      `${now + MINUTE}\n${JSON.stringify(old)}`,
+      'PXAT',
+      now + MINUTE,
+    );
+    // A previous handoff names no session: it redeems without a session check.
+    await expect(handle.store.redeemHandoff(codeHash, now)).resolves.toEqual({
+      ...old,
+      codeHash,
+      expiresAt: now + MINUTE,
+    });
+  });
+
   describe('memory per live session (MEMORY USAGE)', () => {
     /** Bytes of s:<tokenHash>, and what each further session adds to us:<userId>. */
-    async function measure(idTokenEncrypted: string | null) {
+    async function measure(idTokenEncrypted: string | null, snapshot?: SessionSnapshot) {
       const now = Date.now();
       const userId = randomUUID();
       const sessions = Array.from({ length: 5 }, () =>
-        newSession(now, { userId, idTokenEncrypted }),
+        newSession(now, {
+          userId,
+          idTokenEncrypted,
+          ...(snapshot === undefined ? {} : { snapshot }),
+        }),
       );
       const indexBytes: number[] = [];
       for (const session of sessions) {
@@ -144,6 +218,13 @@ describe('Redis AuthFlowStore', () => {
       const { sessionKey, perMember, indexForOne } = await measure(null);
       expect(sessionKey + perMember).toBeLessThan(512);
       expect(indexForOne).toBeLessThan(256);
+    });
+
+    it('the introspection snapshot (issue 8) adds at most one allocation step: under 640 bytes with three permissions and no ID token', async () => {
+      // What the callback writes now: issuer, subject, e-mail, e-mail verified and tier, about
+      // 125 bytes of value for the one PostgreSQL read fewer on every introspection.
+      const { sessionKey, perMember } = await measure(null, newSessionSnapshot());
+      expect(sessionKey + perMember).toBeLessThan(640);
     });
 
     it('a session with an encrypted 900-byte ID token stays under 2 KiB (the ID token dominates)', async () => {

@@ -2,17 +2,29 @@ import type { Redis } from 'ioredis';
 import type {
   AuthFlowStore,
   BindResult,
+  BoundSessionResult,
   HandoffRecord,
   IssueResult,
   OnboardingMode,
+  RedeemedHandoff,
   SessionRecord,
+  SessionSnapshot,
   TransactionRecord,
 } from './auth-flow-store.js';
-import { checkHandoff, checkSession, checkTransaction, isUuid } from './auth-flow-store.js';
+import {
+  checkBoundSession,
+  checkHandoff,
+  checkSession,
+  checkTransaction,
+  isUuid,
+  readHandoffSnapshot,
+  readPermissions,
+} from './auth-flow-store.js';
 import {
   allScripts,
   bindTransactionScript,
   consumeTransactionScript,
+  createBoundSessionScript,
   createSessionScript,
   createTransactionScript,
   issueHandoffScript,
@@ -117,8 +129,35 @@ export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
     },
 
     async redeemHandoff(codeHash, now) {
-      const reply = await run(redeemHandoffScript, [key.handoff(codeHash)], [String(now)]);
-      return reply === null ? undefined : decodeHandoff(codeHash, asString(reply, 'handoff'));
+      const reply = await run(redeemHandoffScript, [key.handoff(codeHash)], [prefix, String(now)]);
+      return decodeRedeemed(codeHash, reply);
+    },
+
+    async createBoundSession(request) {
+      checkBoundSession(request);
+      const { session, handoff } = request;
+      const reply = await run(
+        createBoundSessionScript,
+        [
+          key.transaction(request.transactionId),
+          key.session(session.tokenHash),
+          key.userSessions(session.userId),
+          key.handoff(handoff?.codeHash ?? ''),
+          key.handoffIssued(request.transactionId),
+        ],
+        [
+          String(Date.now()),
+          session.userId,
+          session.id,
+          String(request.keepUntil),
+          encodeSession(session),
+          String(session.expiresAt),
+          session.tokenHash,
+          handoff === undefined ? '' : encodeHandoff(handoff),
+          handoff === undefined ? '' : String(handoff.expiresAt),
+        ],
+      );
+      return asBoundSessionResult(reply);
     },
 
     async createSession(record) {
@@ -196,6 +235,9 @@ function encodeTransactionData(record: TransactionRecord): string {
     platformKey: record.platformKey,
     environmentKey: record.environmentKey,
     onboardingMode: record.onboardingMode,
+    ...(record.centralOnboardingEnabled === undefined
+      ? {}
+      : { centralOnboardingEnabled: record.centralOnboardingEnabled }),
     redirectPairId: record.redirectPairId,
     callbackUrl: record.callbackUrl,
     returnTo: record.returnTo,
@@ -206,6 +248,7 @@ function encodeTransactionData(record: TransactionRecord): string {
 
 function decodeTransaction(fields: Record<string, string>): TransactionRecord {
   const data = readObject(JSON.parse(asString(fields.d, 'transaction data')), 'transaction');
+  const central = data.optionalBoolean('centralOnboardingEnabled');
   return {
     id: data.string('id'),
     stateHash: data.string('stateHash'),
@@ -215,6 +258,7 @@ function decodeTransaction(fields: Record<string, string>): TransactionRecord {
     platformKey: data.string('platformKey'),
     environmentKey: data.string('environmentKey'),
     onboardingMode: asOnboardingMode(data.string('onboardingMode')),
+    ...(central === undefined ? {} : { centralOnboardingEnabled: central }),
     redirectPairId: data.string('redirectPairId'),
     callbackUrl: data.string('callbackUrl'),
     returnTo: data.string('returnTo'),
@@ -238,9 +282,15 @@ function pairsToRecord(reply: unknown): Record<string, string> {
 
 // --- Handoffs: ho:<codeHash> = "<expiresAt>\n<JSON>" ---------------------------------------
 
-/** The code hash is the key and expiresAt the header, so neither is repeated in the JSON. */
+/**
+ * The code hash is the key and expiresAt the header, so neither is repeated in the JSON. The
+ * session token hash, when known, is the JSON's first property: the redeem script finds it
+ * with an anchored match. Fields the previous layout had keep their names, so either version
+ * of the gateway reads the other's handoffs.
+ */
 function encodeHandoff(record: HandoffRecord): string {
-  const data: Omit<HandoffRecord, 'codeHash' | 'expiresAt'> = {
+  const data = {
+    ...(record.sessionTokenHash === undefined ? {} : { sessionTokenHash: record.sessionTokenHash }),
     transactionId: record.transactionId,
     platformId: record.platformId,
     platformKey: record.platformKey,
@@ -249,13 +299,17 @@ function encodeHandoff(record: HandoffRecord): string {
     sessionId: record.sessionId,
     sessionTokenEncrypted: record.sessionTokenEncrypted,
     createdAt: record.createdAt,
+    ...(record.snapshot === undefined ? {} : { snapshot: record.snapshot }),
   };
   return `${record.expiresAt}\n${JSON.stringify(data)}`;
 }
 
 function decodeHandoff(codeHash: string, value: string): HandoffRecord {
   const [expiresAt, json] = splitHeader(value, 1, 'handoff');
-  const data = readObject(JSON.parse(json), 'handoff');
+  const parsed: unknown = JSON.parse(json);
+  const data = readObject(parsed, 'handoff');
+  const sessionTokenHash = data.optionalString('sessionTokenHash');
+  const snapshot = (parsed as Record<string, unknown>).snapshot;
   return {
     codeHash,
     transactionId: data.string('transactionId'),
@@ -265,26 +319,60 @@ function decodeHandoff(codeHash: string, value: string): HandoffRecord {
     userId: data.string('userId'),
     sessionId: data.string('sessionId'),
     sessionTokenEncrypted: data.string('sessionTokenEncrypted'),
+    ...(sessionTokenHash === undefined ? {} : { sessionTokenHash }),
+    ...(snapshot === undefined ? {} : { snapshot: readHandoffSnapshot(snapshot) }),
     createdAt: data.number('createdAt'),
     expiresAt: asEpoch(expiresAt, 'handoff expiresAt'),
+  };
+}
+
+/** The redeem script's answer (see redeemHandoffScript). */
+function decodeRedeemed(codeHash: string, reply: unknown): RedeemedHandoff | undefined {
+  if (reply === null || reply === 0) return undefined;
+  if (!Array.isArray(reply)) throw new Error('Unexpected reply from Redis to redeem');
+  const [value, expiresAt, permissions] = reply as unknown[];
+  const handoff = decodeHandoff(codeHash, asString(value, 'handoff'));
+  if (expiresAt === undefined) {
+    // A handoff naming its session always comes back with it (or as 0).
+    if (handoff.sessionTokenHash !== undefined) throw new Error('Redeem answered no session');
+    return handoff;
+  }
+  return {
+    ...handoff,
+    session: {
+      expiresAt: asEpoch(asString(expiresAt, 'session expiresAt'), 'session expiresAt'),
+      permissions: readPermissions(JSON.parse(asString(permissions, 'session permissions'))),
+    },
   };
 }
 
 // --- Sessions: s:<tokenHash> = "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>" ----
 // Compact on purpose (the budget is about 1 KiB of Redis memory per live session): the token
 // hash is the key, not repeated in the value; the rest is a positional JSON array
-// [id, environmentKey, platformKey, idTokenEncrypted, createdAt]. The first three lines are
+// [id, environmentKey, platformKey, idTokenEncrypted, createdAt] followed, when the session
+// carries its introspection snapshot, by [issuer, subject, email, emailVerified,
+// environmentTier] (sessions written before it have five elements). The first three lines are
 // what the Lua scripts read (expiry, the user's index, permissions to strip); JSON never
 // contains a raw newline, so the layout is unambiguous.
 
 function encodeSession(record: SessionRecord): string {
-  const rest = [
+  const rest: unknown[] = [
     record.id,
     record.environmentKey,
     record.platformKey,
     record.idTokenEncrypted,
     record.createdAt,
   ];
+  const { snapshot } = record;
+  if (snapshot !== undefined) {
+    rest.push(
+      snapshot.issuer,
+      snapshot.subject,
+      snapshot.email,
+      snapshot.emailVerified,
+      snapshot.environmentTier,
+    );
+  }
   return [
     String(record.expiresAt),
     record.userId,
@@ -295,12 +383,9 @@ function encodeSession(record: SessionRecord): string {
 
 function decodeSession(tokenHash: string, value: string): SessionRecord {
   const [expiresAt, userId, permissionsJson, restJson] = splitHeader(value, 3, 'session');
-  const permissions: unknown = JSON.parse(permissionsJson);
-  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) {
-    throw new Error('Malformed session in Redis: permissions');
-  }
+  const permissions = readPermissions(JSON.parse(permissionsJson));
   const rest: unknown = JSON.parse(restJson);
-  if (!Array.isArray(rest) || rest.length !== 5) {
+  if (!Array.isArray(rest) || (rest.length !== 5 && rest.length !== 10)) {
     throw new Error('Malformed session in Redis: fields');
   }
   const [id, environmentKey, platformKey, idTokenEncrypted, createdAt] = rest as unknown[];
@@ -310,11 +395,26 @@ function decodeSession(tokenHash: string, value: string): SessionRecord {
     userId,
     environmentKey: asString(environmentKey, 'session environmentKey'),
     platformKey: platformKey === null ? null : asString(platformKey, 'session platformKey'),
-    permissions: permissions as string[],
+    permissions,
     idTokenEncrypted:
       idTokenEncrypted === null ? null : asString(idTokenEncrypted, 'session idTokenEncrypted'),
+    ...(rest.length === 10 ? { snapshot: decodeSessionSnapshot(rest.slice(5)) } : {}),
     createdAt: asNumber(createdAt, 'session createdAt'),
     expiresAt: asEpoch(expiresAt, 'session expiresAt'),
+  };
+}
+
+function decodeSessionSnapshot(fields: unknown[]): SessionSnapshot {
+  const [issuer, subject, email, emailVerified, environmentTier] = fields;
+  if (typeof emailVerified !== 'boolean') {
+    throw new Error('Malformed session emailVerified in Redis');
+  }
+  return {
+    issuer: asString(issuer, 'session issuer'),
+    subject: asString(subject, 'session subject'),
+    email: asString(email, 'session email'),
+    emailVerified,
+    environmentTier: asString(environmentTier, 'session environmentTier'),
   };
 }
 
@@ -334,7 +434,12 @@ function splitHeader(value: string, lines: number, what: string): string[] {
   return parts;
 }
 
-type ObjectReader = { string(name: string): string; number(name: string): number };
+type ObjectReader = {
+  string(name: string): string;
+  number(name: string): number;
+  optionalString(name: string): string | undefined;
+  optionalBoolean(name: string): boolean | undefined;
+};
 
 function readObject(value: unknown, what: string): ObjectReader {
   if (typeof value !== 'object' || value === null) throw new Error(`Malformed ${what} in Redis`);
@@ -342,6 +447,14 @@ function readObject(value: unknown, what: string): ObjectReader {
   return {
     string: (name) => asString(fields[name], `${what} ${name}`),
     number: (name) => asNumber(fields[name], `${what} ${name}`),
+    optionalString: (name) =>
+      fields[name] === undefined ? undefined : asString(fields[name], `${what} ${name}`),
+    optionalBoolean: (name) => {
+      const field = fields[name];
+      if (field === undefined) return undefined;
+      if (typeof field !== 'boolean') throw new Error(`Malformed ${what} ${name} in Redis`);
+      return field;
+    },
   };
 }
 
@@ -368,6 +481,11 @@ function asEpoch(value: string | undefined, what: string): number {
 function asCount(reply: unknown): number {
   if (typeof reply !== 'number') throw new Error('Unexpected reply from Redis: not a count');
   return reply;
+}
+
+function asBoundSessionResult(reply: unknown): BoundSessionResult {
+  if (reply === 'conflict') return reply;
+  return asBindResult(reply);
 }
 
 function asOnboardingMode(value: string): OnboardingMode {

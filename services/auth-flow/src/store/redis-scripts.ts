@@ -15,7 +15,8 @@
 //   tx:<id>            hash  d = JSON of the fixed fields, e = expiresAt, c = consumedAt,
 //                            u = userId, s = sessionId (c, u, s absent until set)
 //   txs:<stateHash>    string transaction id (deleted when the transaction is consumed)
-//   ho:<codeHash>      string "<expiresAt>\n<JSON>"
+//   ho:<codeHash>      string "<expiresAt>\n<JSON>", the JSON starting with the session token
+//                            hash ({"sessionTokenHash":"...",...}) when the handoff names it
 //   hotx:<txId>        string "1": a handoff was issued for this transaction
 //   s:<tokenHash>      string "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>"
 //   us:<userId>        sorted set: member = session token hash, score = its expiresAt
@@ -113,20 +114,82 @@ return 'issued'
 };
 
 /**
- * Single use. KEYS: ho:<codeHash>. ARGV: now.
- * Deletes the handoff and returns its value when now < its expiresAt; nil otherwise (an expired
- * one is left for Redis to evict at its PXAT). The hotx marker stays.
+ * Single use (spec 3.2, 4.4). KEYS: ho:<codeHash>. ARGV: prefix, now.
+ * Deletes the handoff when now < its expiresAt (an expired one is left for Redis to evict at
+ * its PXAT; the hotx marker stays) and answers:
+ *   nil                      unknown, expired or already redeemed;
+ *   {value}                  redeemed, a handoff that names no session (issued before);
+ *   {value, expiresAt, perms} redeemed, and its session s:<sessionTokenHash> is live by now:
+ *                            the session's expiry and current permissions JSON;
+ *   0                        redeemed (spent all the same), but its session was revoked or
+ *                            expired since issuance.
+ * The session token hash is the first JSON property of the value (see the TypeScript
+ * encoder), so an anchored match finds it without decoding the JSON.
  */
 export const redeemHandoffScript: ScriptDefinition = {
   name: 'authflowRedeemHandoff',
   keys: 1,
-  lua: `
+  lua: `${PARSE_SESSION}
 local v = redis.call('GET', KEYS[1])
 if not v then return false end
 local e = tonumber(string.match(v, '^(%d+)\\n'))
-if not e or tonumber(ARGV[1]) >= e then return false end
+local now = tonumber(ARGV[2])
+if not e or now >= e then return false end
 redis.call('DEL', KEYS[1])
-return v
+local h = string.match(v, '^%d+\\n{"sessionTokenHash":"([%w_%-]+)"')
+if not h then return {v} end
+local s = redis.call('GET', ARGV[1] .. 's:' .. h)
+if not s then return 0 end
+local se, uid, perms = parse_session(s)
+if now >= se then return 0 end
+return {v, string.sub(s, 1, string.find(s, '\\n', 1, true) - 1), perms}
+`,
+};
+
+/**
+ * Spec 4.2 steps 4, 7 and 8 in one step, all or nothing. KEYS: tx:<txId>, s:<tokenHash>,
+ * us:<userId>, ho:<codeHash>, hotx:<txId>. ARGV: now, userId, sessionId, keepUntil, session
+ * value, session expiresAt, tokenHash, handoff value ('' for none), handoff expiresAt.
+ * Every check runs before the first write (a Lua error does not undo earlier writes):
+ * 'not_found' / 'already_bound' as the bind script; an error reply when the session or the
+ * handoff key exists; 'conflict' when the hotx marker exists (with a handoff only). Then it
+ * binds the transaction (extending it to keepUntil when later), stores the session with its
+ * index entry as the create-session script does and, with a handoff, sets the hotx marker
+ * (until the later of the transaction and the handoff) and the handoff. Answers 'bound'.
+ * Without a handoff KEYS[4] and KEYS[5] are not touched.
+ */
+export const createBoundSessionScript: ScriptDefinition = {
+  name: 'authflowCreateBoundSession',
+  keys: 5,
+  lua: `
+local f = redis.call('HMGET', KEYS[1], 'e', 'c', 'u')
+if not f[1] or not f[2] or tonumber(ARGV[1]) >= tonumber(f[1]) then return 'not_found' end
+if f[3] then return 'already_bound' end
+local handoff = ARGV[8] ~= ''
+if redis.call('EXISTS', KEYS[2]) == 1 then return redis.error_reply('ERR session token hash exists') end
+if handoff then
+  if redis.call('EXISTS', KEYS[4]) == 1 then return redis.error_reply('ERR handoff code hash exists') end
+  if redis.call('EXISTS', KEYS[5]) == 1 then return 'conflict' end
+end
+local txe = f[1]
+redis.call('HSET', KEYS[1], 'u', ARGV[2], 's', ARGV[3])
+if tonumber(ARGV[4]) > tonumber(txe) then
+  txe = ARGV[4]
+  redis.call('HSET', KEYS[1], 'e', txe)
+  redis.call('PEXPIREAT', KEYS[1], txe)
+end
+redis.call('SET', KEYS[2], ARGV[5], 'PXAT', ARGV[6])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[3], last[2])
+if handoff then
+  local keep = txe
+  if tonumber(ARGV[9]) > tonumber(keep) then keep = ARGV[9] end
+  redis.call('SET', KEYS[5], '1', 'PXAT', keep)
+  redis.call('SET', KEYS[4], ARGV[8], 'PXAT', ARGV[9])
+end
+return 'bound'
 `,
 };
 
@@ -221,6 +284,7 @@ export const allScripts: ScriptDefinition[] = [
   bindTransactionScript,
   issueHandoffScript,
   redeemHandoffScript,
+  createBoundSessionScript,
   createSessionScript,
   revokeSessionScript,
   revokeUserSessionsScript,

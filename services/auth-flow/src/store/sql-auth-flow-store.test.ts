@@ -2,9 +2,17 @@
 // migration's way down.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { migrateSchema, rollbackSchema } from '@gateway/db';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { authFlowMigrations } from '../authflow-migrations.js';
+import { createSqlAuthFlowStore } from './sql-auth-flow-store.js';
 import type { SqlAuthFlowStore } from './sql-auth-flow-store.js';
-import { MINUTE, newHandoff, newSession, newTransaction } from './testing/fixtures.js';
+import {
+  MINUTE,
+  newHandoff,
+  newHandoffSnapshot,
+  newSession,
+  newTransaction,
+} from './testing/fixtures.js';
 import { sqlFactories } from './testing/store-harness.js';
 import type { SqlStoreHandle } from './testing/store-harness.js';
 
@@ -19,6 +27,11 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
   afterAll(async () => {
     await handle?.close();
   });
+
+  /** The store on one knex transaction of the same database. */
+  function createSqlStoreOn(knex: SqlStoreHandle['db']['knex']): SqlAuthFlowStore {
+    return createSqlAuthFlowStore({ ...handle.db, knex });
+  }
 
   async function count(table: string): Promise<number> {
     const rows: Array<{ n: unknown }> = await handle.db.knex(`authflow.${table}`).count({ n: '*' });
@@ -83,6 +96,46 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
     expect(row?.session_token_encrypted).toBe(null);
     expect(row?.redeemed_at?.getTime()).toBe(now);
   });
+
+  // PGlite has one connection: no second transaction can hold a row meanwhile.
+  const onPostgres = factory.name.includes('PostgreSQL') ? it : it.skip;
+
+  onPostgres(
+    'createBoundSession answers conflict, writing nothing, when an issueHandoff for the transaction commits while it runs',
+    async () => {
+      const now = Date.now();
+      const transaction = newTransaction(now);
+      await store.createTransaction(transaction);
+      await store.consumeTransaction(transaction.stateHash, now);
+      const session = newSession(now);
+      const handoff = newHandoff(transaction, now, {
+        userId: session.userId,
+        sessionId: session.id,
+        sessionTokenHash: session.tokenHash,
+        snapshot: newHandoffSnapshot(),
+      });
+      // Another writer has inserted a handoff for the transaction, not yet committed: the
+      // statement's snapshot sees none, so it binds, then waits on the unique index.
+      const other = await handle.db.knex.transaction();
+      try {
+        await createSqlStoreOn(other).issueHandoff(newHandoff(transaction, now));
+        const racing = store.createBoundSession({
+          transactionId: transaction.id,
+          keepUntil: now + 60 * MINUTE,
+          session,
+          handoff,
+        });
+        await sleep(300);
+        await other.commit();
+        await expect(racing).resolves.toBe('conflict');
+      } finally {
+        if (!other.isCompleted()) await other.rollback();
+      }
+      await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
+      expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
+      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+    },
+  );
 
   it('the migration rolls back (dropping its tables) and applies again', async () => {
     const ours = '20261201_0001_create_login_flow_tables';

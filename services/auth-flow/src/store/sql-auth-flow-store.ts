@@ -2,12 +2,24 @@ import type { Database } from '@gateway/db';
 import { toCount } from '@gateway/db';
 import type {
   AuthFlowStore,
+  BoundSessionRequest,
+  BoundSessionResult,
   HandoffRecord,
   OnboardingMode,
+  RedeemedHandoff,
   SessionRecord,
   TransactionRecord,
 } from './auth-flow-store.js';
-import { checkHandoff, checkSession, checkTransaction, isUuid } from './auth-flow-store.js';
+import {
+  checkBoundSession,
+  checkHandoff,
+  checkSession,
+  checkTransaction,
+  isUuid,
+  readHandoffSnapshot,
+  readPermissions,
+  readSessionSnapshot,
+} from './auth-flow-store.js';
 
 type Knex = Database['knex'];
 
@@ -52,6 +64,7 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
         platform_key: record.platformKey,
         environment_key: record.environmentKey,
         onboarding_mode: record.onboardingMode,
+        central_onboarding_enabled: record.centralOnboardingEnabled ?? null,
         redirect_pair_id: record.redirectPairId,
         callback_url: record.callbackUrl,
         return_to: record.returnTo,
@@ -108,18 +121,7 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
     async issueHandoff(record) {
       checkHandoff(record);
       const rows: Array<{ code_hash: string }> = await knex(HANDOFFS)
-        .insert({
-          code_hash: record.codeHash,
-          transaction_id: record.transactionId,
-          platform_id: record.platformId,
-          platform_key: record.platformKey,
-          callback_url: record.callbackUrl,
-          user_id: record.userId,
-          session_id: record.sessionId,
-          session_token_encrypted: record.sessionTokenEncrypted,
-          created_at: new Date(record.createdAt),
-          expires_at: new Date(record.expiresAt),
-        })
+        .insert(handoffRow(record))
         .onConflict('transaction_id')
         .ignore()
         .returning('code_hash');
@@ -128,36 +130,50 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
 
     async redeemHandoff(codeHash, now) {
       const at = new Date(now);
-      // Marks the row redeemed and clears the encrypted token in the same statement; the
-      // self-join hands back the token as it was before the update.
-      const result = await knex.raw<{ rows: HandoffRow[] }>(
-        `update ${HANDOFFS} as h
-            set redeemed_at = ?, session_token_encrypted = null
-           from ${HANDOFFS} as old
-          where h.code_hash = ? and old.code_hash = h.code_hash
-            and h.redeemed_at is null and h.expires_at > ?
-         returning h.code_hash, h.transaction_id, h.platform_id, h.platform_key, h.callback_url,
-                   h.user_id, h.session_id, old.session_token_encrypted, h.created_at,
-                   h.expires_at`,
-        [at, codeHash, at],
+      // One statement: marks the row redeemed and clears the encrypted token (the self-join
+      // hands back the token as it was before the update), and reads the session it names,
+      // if still live, in the same snapshot (spec 3.2, 4.4).
+      const result = await knex.raw<{ rows: RedeemedRow[] }>(
+        `with redeemed as (
+           update ${HANDOFFS} as h
+              set redeemed_at = ?, session_token_encrypted = null
+             from ${HANDOFFS} as old
+            where h.code_hash = ? and old.code_hash = h.code_hash
+              and h.redeemed_at is null and h.expires_at > ?
+           returning h.code_hash, h.transaction_id, h.platform_id, h.platform_key,
+                     h.callback_url, h.user_id, h.session_id, old.session_token_encrypted,
+                     h.session_token_hash, h.snapshot, h.created_at, h.expires_at
+         )
+         select r.*, s.expires_at as session_expires_at, s.permissions as session_permissions
+           from redeemed r
+           left join ${SESSIONS} s
+             on s.token_hash = r.session_token_hash and s.revoked_at is null
+            and s.expires_at > ?`,
+        [at, codeHash, at, at],
       );
       const row = result.rows[0];
-      return row && toHandoff(row);
+      if (row === undefined) return undefined;
+      const handoff = toHandoff(row);
+      if (handoff.sessionTokenHash === undefined) return handoff;
+      // The code is spent; its session was revoked or expired since issuance.
+      if (row.session_expires_at === null) return undefined;
+      return {
+        ...handoff,
+        session: {
+          expiresAt: row.session_expires_at.getTime(),
+          permissions: readPermissions(row.session_permissions),
+        },
+      } satisfies RedeemedHandoff;
     },
 
     async createSession(record) {
       checkSession(record);
-      await knex(SESSIONS).insert({
-        id: record.id,
-        token_hash: record.tokenHash,
-        user_id: record.userId,
-        environment_key: record.environmentKey,
-        platform_key: record.platformKey,
-        permissions: JSON.stringify(record.permissions),
-        id_token_encrypted: record.idTokenEncrypted,
-        created_at: new Date(record.createdAt),
-        expires_at: new Date(record.expiresAt),
-      });
+      await knex(SESSIONS).insert(sessionRow(record));
+    },
+
+    async createBoundSession(request) {
+      checkBoundSession(request);
+      return createBoundSession(knex, request);
     },
 
     async getSession(tokenHash, now) {
@@ -222,6 +238,166 @@ function liveSessions(knex: Knex, at: Date) {
   return knex(SESSIONS).whereNull('revoked_at').andWhere('expires_at', '>', at);
 }
 
+// --- createBoundSession: one statement ---------------------------------------------------------
+// The bind is the statement's UPDATE; the session and handoff INSERTs run only when it bound
+// a row, and a failing INSERT (a unique violation) undoes the whole statement, so it is all or
+// nothing. `tx` and `free` read the statement's snapshot (before the update) to tell
+// 'already_bound', 'not_found' and 'conflict' apart. A concurrent bind of the same row waits
+// for the row lock and then finds user_id set, so exactly one caller binds.
+
+const BIND_CTES = `
+  tx as (
+    select user_id from ${TRANSACTIONS}
+     where id = ? and consumed_at is not null and expires_at > ?
+  ),
+  bound as (
+    update ${TRANSACTIONS}
+       set user_id = ?, session_id = ?, expires_at = greatest(expires_at, ?)
+     where id = ? and consumed_at is not null and user_id is null and expires_at > ?
+       and (select ok from free)
+    returning id
+  ),
+  new_session as (
+    insert into ${SESSIONS} (id, token_hash, user_id, environment_key, platform_key, permissions,
+                             id_token_encrypted, snapshot, created_at, expires_at)
+    select ?::uuid, ?::text, ?::uuid, ?::text, ?::text, ?::jsonb, ?::text, ?::jsonb,
+           ?::timestamptz, ?::timestamptz
+     where exists (select 1 from bound)
+    returning id
+  )`;
+
+const BIND_ANSWER = `
+  select (select count(*) from bound) as bound,
+         (select count(*) from tx) as present,
+         (select count(*) from tx where user_id is not null) as taken,
+         (select ok from free) as free`;
+
+const CREATE_BOUND_SESSION = `
+  with free as (select true as ok),
+  ${BIND_CTES}
+  ${BIND_ANSWER}`;
+
+const CREATE_BOUND_SESSION_WITH_HANDOFF = `
+  with free as (
+    select not exists (select 1 from ${HANDOFFS} where transaction_id = ?) as ok
+  ),
+  ${BIND_CTES},
+  new_handoff as (
+    insert into ${HANDOFFS} (code_hash, transaction_id, platform_id, platform_key, callback_url,
+                             user_id, session_id, session_token_encrypted, session_token_hash,
+                             snapshot, created_at, expires_at)
+    select ?::text, ?::uuid, ?::uuid, ?::text, ?::text, ?::uuid, ?::uuid, ?::text, ?::text,
+           ?::jsonb, ?::timestamptz, ?::timestamptz
+     where exists (select 1 from bound)
+    returning code_hash
+  )
+  ${BIND_ANSWER}`;
+
+/** The unique index that allows one handoff per transaction (migration 0001). */
+const ONE_HANDOFF_PER_TRANSACTION = 'handoffs_transaction_id_unique';
+
+async function createBoundSession(
+  knex: Knex,
+  request: BoundSessionRequest,
+): Promise<BoundSessionResult> {
+  const { session, handoff } = request;
+  const now = new Date();
+  const row = sessionRow(session);
+  const bindings: Array<string | Date | null> = [
+    request.transactionId,
+    now,
+    session.userId,
+    session.id,
+    new Date(request.keepUntil),
+    request.transactionId,
+    now,
+    row.id,
+    row.token_hash,
+    row.user_id,
+    row.environment_key,
+    row.platform_key,
+    row.permissions,
+    row.id_token_encrypted,
+    row.snapshot,
+    row.created_at,
+    row.expires_at,
+  ];
+  let sql = CREATE_BOUND_SESSION;
+  if (handoff !== undefined) {
+    const h = handoffRow(handoff);
+    sql = CREATE_BOUND_SESSION_WITH_HANDOFF;
+    bindings.unshift(request.transactionId);
+    bindings.push(
+      h.code_hash,
+      h.transaction_id,
+      h.platform_id,
+      h.platform_key,
+      h.callback_url,
+      h.user_id,
+      h.session_id,
+      h.session_token_encrypted,
+      h.session_token_hash,
+      h.snapshot,
+      h.created_at,
+      h.expires_at,
+    );
+  }
+  let answer: BoundSessionAnswer | undefined;
+  try {
+    const result = await knex.raw<{ rows: BoundSessionAnswer[] }>(sql, bindings);
+    answer = result.rows[0];
+  } catch (error) {
+    // A plain issueHandoff for the same transaction committed first (spec 2.9).
+    if (isUniqueViolation(error, ONE_HANDOFF_PER_TRANSACTION)) return 'conflict';
+    throw error;
+  }
+  if (answer === undefined) throw new Error('createBoundSession answered no row');
+  if (toCount(answer.bound) === 1) return 'bound';
+  if (toCount(answer.present) === 0) return 'not_found';
+  if (toCount(answer.taken) === 0 && answer.free === false) return 'conflict';
+  return 'already_bound';
+}
+
+type BoundSessionAnswer = { bound: unknown; present: unknown; taken: unknown; free: boolean };
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const fields = error as { code?: unknown; constraint?: unknown };
+  return fields.code === '23505' && fields.constraint === constraint;
+}
+
+function sessionRow(record: SessionRecord) {
+  return {
+    id: record.id,
+    token_hash: record.tokenHash,
+    user_id: record.userId,
+    environment_key: record.environmentKey,
+    platform_key: record.platformKey,
+    permissions: JSON.stringify(record.permissions),
+    id_token_encrypted: record.idTokenEncrypted,
+    snapshot: record.snapshot === undefined ? null : JSON.stringify(record.snapshot),
+    created_at: new Date(record.createdAt),
+    expires_at: new Date(record.expiresAt),
+  };
+}
+
+function handoffRow(record: HandoffRecord) {
+  return {
+    code_hash: record.codeHash,
+    transaction_id: record.transactionId,
+    platform_id: record.platformId,
+    platform_key: record.platformKey,
+    callback_url: record.callbackUrl,
+    user_id: record.userId,
+    session_id: record.sessionId,
+    session_token_encrypted: record.sessionTokenEncrypted,
+    session_token_hash: record.sessionTokenHash ?? null,
+    snapshot: record.snapshot === undefined ? null : JSON.stringify(record.snapshot),
+    created_at: new Date(record.createdAt),
+    expires_at: new Date(record.expiresAt),
+  };
+}
+
 // --- Rows ------------------------------------------------------------------------------------
 
 type TransactionRow = {
@@ -233,6 +409,7 @@ type TransactionRow = {
   platform_key: string;
   environment_key: string;
   onboarding_mode: string;
+  central_onboarding_enabled: boolean | null;
   redirect_pair_id: string;
   callback_url: string;
   return_to: string;
@@ -252,8 +429,15 @@ type HandoffRow = {
   user_id: string;
   session_id: string;
   session_token_encrypted: string | null;
+  session_token_hash: string | null;
+  snapshot: unknown;
   created_at: Date;
   expires_at: Date;
+};
+
+type RedeemedRow = HandoffRow & {
+  session_expires_at: Date | null;
+  session_permissions: unknown;
 };
 
 type SessionRow = {
@@ -264,6 +448,7 @@ type SessionRow = {
   platform_key: string | null;
   permissions: unknown;
   id_token_encrypted: string | null;
+  snapshot: unknown;
   created_at: Date;
   expires_at: Date;
 };
@@ -278,6 +463,9 @@ function toTransaction(row: TransactionRow): TransactionRecord {
     platformKey: row.platform_key,
     environmentKey: row.environment_key,
     onboardingMode: toOnboardingMode(row.onboarding_mode),
+    ...(row.central_onboarding_enabled === null
+      ? {}
+      : { centralOnboardingEnabled: row.central_onboarding_enabled }),
     redirectPairId: row.redirect_pair_id,
     callbackUrl: row.callback_url,
     returnTo: row.return_to,
@@ -302,24 +490,23 @@ function toHandoff(row: HandoffRow): HandoffRecord {
     userId: row.user_id,
     sessionId: row.session_id,
     sessionTokenEncrypted: row.session_token_encrypted,
+    ...(row.session_token_hash === null ? {} : { sessionTokenHash: row.session_token_hash }),
+    ...(row.snapshot === null ? {} : { snapshot: readHandoffSnapshot(row.snapshot) }),
     createdAt: row.created_at.getTime(),
     expiresAt: row.expires_at.getTime(),
   };
 }
 
 function toSession(row: SessionRow): SessionRecord {
-  const { permissions } = row;
-  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) {
-    throw new Error('Malformed session permissions');
-  }
   return {
     id: row.id,
     tokenHash: row.token_hash,
     userId: row.user_id,
     environmentKey: row.environment_key,
     platformKey: row.platform_key,
-    permissions: permissions as string[],
+    permissions: readPermissions(row.permissions),
     idTokenEncrypted: row.id_token_encrypted,
+    ...(row.snapshot === null ? {} : { snapshot: readSessionSnapshot(row.snapshot) }),
     createdAt: row.created_at.getTime(),
     expiresAt: row.expires_at.getTime(),
   };

@@ -1,6 +1,12 @@
 // Test support: records with fresh random ids and hashes, so cases never share a key.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { HandoffRecord, SessionRecord, TransactionRecord } from '../auth-flow-store.js';
+import type {
+  HandoffRecord,
+  HandoffSnapshot,
+  SessionRecord,
+  SessionSnapshot,
+  TransactionRecord,
+} from '../auth-flow-store.js';
 
 export const MINUTE = 60_000;
 
@@ -71,6 +77,38 @@ export function newSession(now: number, overrides: Partial<SessionRecord> = {}):
     idTokenEncrypted: fakeCiphertext(64),
     createdAt: now,
     expiresAt: now + 60 * MINUTE,
+    ...overrides,
+  };
+}
+
+/** What a session records for introspection (spec 4.5). */
+export function newSessionSnapshot(overrides: Partial<SessionSnapshot> = {}): SessionSnapshot {
+  return {
+    issuer: 'https://id.example.com/api/auth/env/PROD',
+    subject: randomUUID(),
+    email: 'someone@example.com',
+    emailVerified: true,
+    environmentTier: 'production',
+    ...overrides,
+  };
+}
+
+/** What a handoff records for the exchange (spec 4.4). */
+export function newHandoffSnapshot(overrides: Partial<HandoffSnapshot> = {}): HandoffSnapshot {
+  return {
+    user: {
+      sub: randomUUID(),
+      issuer: 'https://id.example.com/api/auth/env/PROD',
+      picture: 'https://cdn.example.com/a.png',
+    },
+    environment: { key: 'PROD', tier: 'production' },
+    onboarding: {
+      status: 'IN_PROGRESS',
+      requirementVersion: 3,
+      missingFields: ['company', 'role'],
+      canCompleteCentrally: true,
+    },
+    returnTo: 'https://demo.example.com/dashboard?tab=1',
     ...overrides,
   };
 }
