@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { createDatabase, migrateSchema, type Database } from '@gateway/db';
+import { createTestDatabase, waitFor, type TestDatabase } from '@gateway/testkit';
+import { authFlowMigrations } from './authflow-migrations.js';
+import { createUserStatusWatch, type UserStatusWatch } from './user-status-watch.js';
+
+const LISTENING_BACKENDS = `select pid from pg_stat_activity
+  where application_name = 'gateway listen authflow_user_status' and datname = current_database()`;
+
+type Engine = { name: string; open(): Promise<Database> };
+
+let testDatabase: TestDatabase;
+const opened: Database[] = [];
+const watches: UserStatusWatch[] = [];
+
+beforeAll(async () => {
+  testDatabase = await createTestDatabase();
+});
+afterAll(async () => {
+  await Promise.all(watches.map((watch) => watch.close()));
+  await Promise.all(opened.map((db) => db.close()));
+  await testDatabase.drop();
+});
+
+async function migrated(db: Database): Promise<Database> {
+  opened.push(db);
+  await migrateSchema(db, authFlowMigrations);
+  return db;
+}
+
+const engines: Engine[] = [
+  {
+    name: 'PostgreSQL',
+    open: async () => migrated(await createDatabase({ url: testDatabase.url })),
+  },
+  { name: 'PGlite', open: async () => migrated(await createDatabase({ inMemory: true })) },
+];
+
+function watch(db: Database, options: Parameters<typeof createUserStatusWatch>[1] = {}) {
+  const created = createUserStatusWatch(db, options);
+  watches.push(created);
+  return created;
+}
+
+const until = (what: string, check: () => boolean, timeoutMs = 5_000) =>
+  waitFor(() => Promise.resolve(check()), { timeoutMs, intervalMs: 5, what });
+
+async function addUser(db: Database, status = 'ACTIVE'): Promise<string> {
+  const id = randomUUID();
+  const now = new Date();
+  await db.knex('authflow.users').insert({
+    id,
+    issuer: 'https://id.example',
+    subject: id,
+    environment_key: 'PROD',
+    status,
+    created_at: now,
+    updated_at: now,
+  });
+  return id;
+}
+
+const setStatus = (db: Database, id: string, status: string) =>
+  db.knex('authflow.users').where({ id }).update({ status, updated_at: new Date() });
+
+describe.each(engines)('user-status watch on $name', (engine) => {
+  let db: Database;
+  let live: UserStatusWatch;
+  beforeAll(async () => {
+    db = await engine.open();
+  });
+
+  it('answers unknown until live, then loads the users who are not ACTIVE', async () => {
+    const active = await addUser(db);
+    const suspended = await addUser(db, 'SUSPENDED');
+    const softDeleted = await addUser(db, 'SOFT_DELETED');
+    const removed = await addUser(db);
+    await db.knex('authflow.users').where({ id: removed }).del();
+
+    live = watch(db);
+    expect(live.status(suspended)).toBe('unknown');
+    await until('the watch to be live', () => live.live);
+    expect(live.status(active)).toBe('active');
+    expect(live.status(suspended)).toBe('inactive');
+    expect(live.status(softDeleted)).toBe('inactive');
+    expect(live.status(removed)).toBe('inactive');
+  });
+
+  it('follows direct SQL: suspended, soft-deleted, reactivated, deleted, inserted again', async () => {
+    const id = await addUser(db);
+    const row = (await db.knex('authflow.users').where({ id }).first()) as Record<string, unknown>;
+    const follows = async (change: () => Promise<unknown>, expected: 'active' | 'inactive') => {
+      await change();
+      // PGlite delivers before the committing query resolves; PostgreSQL a moment after.
+      if (engine.name === 'PGlite') expect(live.status(id)).toBe(expected);
+      await until(`${id} ${expected}`, () => live.status(id) === expected, 2_000);
+    };
+    expect(live.status(id)).toBe('active');
+    await follows(() => setStatus(db, id, 'SUSPENDED'), 'inactive');
+    await follows(() => setStatus(db, id, 'ACTIVE'), 'active');
+    await follows(() => setStatus(db, id, 'SOFT_DELETED'), 'inactive');
+    await follows(() => setStatus(db, id, 'ACTIVE'), 'active');
+    await follows(() => db.knex('authflow.users').where({ id }).del(), 'inactive');
+    await follows(() => db.knex('authflow.users').insert(row), 'active');
+    // A change inside a transaction counts only once committed, and not at all if rolled back.
+    await db.knex
+      .transaction(async (trx) => {
+        await trx('authflow.users').where({ id }).update({ status: 'SUSPENDED' });
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    // Notifications come in commit order: once a later change is heard, so would it have been.
+    const marker = await addUser(db);
+    await setStatus(db, marker, 'SUSPENDED');
+    await until('the later change', () => live.status(marker) === 'inactive');
+    expect(live.status(id)).toBe('active');
+    expect(live.live).toBe(true);
+  });
+
+  it('answers unknown once closed', async () => {
+    const suspended = await addUser(db, 'SUSPENDED');
+    await until('the suspension', () => live.status(suspended) === 'inactive');
+    await live.close();
+    expect(live.live).toBe(false);
+    expect(live.status(suspended)).toBe('unknown');
+    await live.close();
+  });
+
+  it('stays unknown while a trigger is disabled', async () => {
+    const errors: unknown[] = [];
+    await db.knex.raw('alter table authflow.users disable trigger users_status_updated');
+    const blind = watch(db, { onError: (error) => errors.push(error), retryMinMs: 50 });
+    try {
+      await until('a refusal', () => errors.length > 0);
+      expect(String(errors[0])).toMatch(/triggers .* missing or disabled/);
+      expect(blind.live).toBe(false);
+    } finally {
+      await db.knex.raw('alter table authflow.users enable trigger users_status_updated');
+    }
+    await until('the watch to be live', () => blind.live);
+    await blind.close();
+  });
+});
+
+describe('user-status watch when its PostgreSQL connection goes', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await engines[0]!.open();
+  });
+
+  async function terminateListeners(): Promise<number> {
+    const { rows } = (await db.knex.raw(
+      `select pg_terminate_backend(pid) as done from (${LISTENING_BACKENDS}) listening`,
+    )) as { rows: unknown[] };
+    return rows.length;
+  }
+
+  it('answers unknown when the listening backend is terminated, then reloads and goes live again', async () => {
+    const errors: unknown[] = [];
+    // The pause before reconnecting leaves time to change a status while nobody listens.
+    const watched = watch(db, { onError: (error) => errors.push(error), retryMinMs: 1_000 });
+    const suspended = await addUser(db, 'SUSPENDED');
+    const active = await addUser(db);
+    await until('the watch to be live', () => watched.live);
+    expect(watched.status(suspended)).toBe('inactive');
+
+    expect(await terminateListeners()).toBe(1);
+    await until('the watch to notice', () => !watched.live);
+    expect(watched.status(suspended)).toBe('unknown');
+    expect(watched.status(active)).toBe('unknown');
+    expect(errors.length).toBeGreaterThan(0);
+
+    // Changed while down: no notification reaches anyone, only the reload can tell.
+    await setStatus(db, active, 'SUSPENDED');
+    await setStatus(db, suspended, 'ACTIVE');
+    expect(watched.live).toBe(false);
+
+    await until('the watch to be live again', () => watched.live, 10_000);
+    expect(watched.status(active)).toBe('inactive');
+    expect(watched.status(suspended)).toBe('active');
+    await setStatus(db, active, 'ACTIVE');
+    await until('the reactivation', () => watched.status(active) === 'active');
+    await watched.close();
+  });
+
+  it('holds one connection of its own, and none once closed', async () => {
+    const listening = async () =>
+      ((await db.knex.raw(LISTENING_BACKENDS)) as { rows: unknown[] }).rows.length;
+    const watched = watch(db);
+    await until('the watch to be live', () => watched.live);
+    expect(await listening()).toBe(1);
+    await watched.close();
+    await waitFor(async () => (await listening()) === 0, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: 'the listening connection to close',
+    });
+  });
+
+  it('stops when its database is closed', async () => {
+    const own = await createDatabase({ url: testDatabase.url });
+    const errors: unknown[] = [];
+    const watched = watch(own, { onError: (error) => errors.push(error), retryMinMs: 20 });
+    await until('the watch to be live', () => watched.live);
+    await own.close();
+    await until('the watch to stop', () => !watched.live);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(errors).toEqual([]);
+    await watched.close();
+  });
+});

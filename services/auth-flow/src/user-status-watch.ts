@@ -1,0 +1,194 @@
+import { isConnectionFailure, type Database, type DatabaseListener } from '@gateway/db';
+import { failDependencySpan, startDependencySpan } from '@gateway/telemetry';
+import { USER_STATUS_CHANNEL } from './migrations/0003-notify-user-status.js';
+
+/** `unknown`: the watch is not live; read the user's row instead. */
+export type UserStatusAnswer = 'active' | 'inactive' | 'unknown';
+
+/**
+ * Which users are not ACTIVE (suspended, soft-deleted, or deleted rows), kept in memory and
+ * followed through the notifications of migration 0003, so that an introspection needs no
+ * query (issue 8).
+ */
+export type UserStatusWatch = {
+  /**
+   * Synchronous. `inactive` for a user who is not ACTIVE or has no row any more, `active`
+   * otherwise, while the watch is live; `unknown` while it is not (starting, reconnecting,
+   * closed).
+   */
+  status(userId: string): UserStatusAnswer;
+  readonly live: boolean;
+  /** Stops watching and closes the listening connection. Safe to call twice. */
+  close(): Promise<void>;
+};
+
+export type UserStatusWatchOptions = {
+  /** Told why the watch stopped being live or could not start (it retries by itself). */
+  onError?: (error: unknown) => void;
+  /** First pause before reconnecting (default 200 ms), doubled per failure... */
+  retryMinMs?: number;
+  /** ...up to this (default 10000 ms). */
+  retryMaxMs?: number;
+  /** PostgreSQL: how often the listening connection is checked (Database.listen's default). */
+  heartbeatMs?: number;
+};
+
+const TRIGGERS = ['users_status_inserted', 'users_status_updated', 'users_status_deleted'];
+
+// Without its triggers (a rolled-back migration, `alter table ... disable trigger`) the watch
+// would hear nothing and answer from a stale set: it then refuses to go live.
+const ARMED_TRIGGERS_SQL = `select count(*)::int as armed from pg_trigger
+  where tgrelid = 'authflow.users'::regclass and tgenabled <> 'D'
+    and tgname in (${TRIGGERS.map((name) => `'${name}'`).join(', ')})`;
+
+const NOT_ACTIVE_SQL = `select id::text as id from authflow.users where status <> 'ACTIVE'
+  union all select id::text as id from authflow.deleted_users`;
+
+/** What a notification says: the user's id, and whether that user may use sessions now. */
+function parseChange(payload: string): { id: string; active: boolean } | undefined {
+  try {
+    const change = JSON.parse(payload) as { id?: unknown; status?: unknown };
+    if (typeof change.id !== 'string') return undefined;
+    return { id: change.id, active: change.status === 'ACTIVE' };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts watching at once and answers `unknown` until live. Each round: LISTEN on a
+ * dedicated connection (Database.listen), check the triggers, load the ids of the users not
+ * ACTIVE, apply on top what was heard meanwhile (notifications come in commit order, so the
+ * last one heard for an id is its newest state), then go live and follow every notification
+ * until the connection ends. Then `unknown` again, and a new round after a pause (200 ms,
+ * doubling to 10 s while rounds keep failing). Stops for good on close(), or when the
+ * database is closed.
+ */
+export function createUserStatusWatch(
+  db: Database,
+  options: UserStatusWatchOptions = {},
+): UserStatusWatch {
+  const retryMinMs = options.retryMinMs ?? 200;
+  const retryMaxMs = options.retryMaxMs ?? 10_000;
+  /** Defined exactly while live. */
+  let notActive: Set<string> | undefined;
+  /** While loading: what was heard since LISTEN, by id (true: active). */
+  let heard: Map<string, boolean> | undefined;
+  let listener: DatabaseListener | undefined;
+  /** The current round: notifications of an earlier round's connection are not applied. */
+  let round: object | undefined;
+  let closing = false;
+  let wake: (() => void) | undefined;
+
+  const report = (error: unknown) => {
+    failDependencySpan(
+      startDependencySpan('pg.listen', { 'db.system.name': 'postgresql' }),
+      error,
+      isConnectionFailure(error) ? 'postgres' : undefined,
+    );
+    options.onError?.(error);
+  };
+
+  const onNotification = (from: object, payload: string) => {
+    if (from !== round) return;
+    const change = parseChange(payload);
+    if (change === undefined) {
+      // Not ours to guess: start over from a fresh load.
+      report(new Error(`Unreadable ${USER_STATUS_CHANNEL} notification`));
+      notActive = undefined;
+      void listener?.close();
+      return;
+    }
+    if (notActive !== undefined) {
+      if (change.active) notActive.delete(change.id);
+      else notActive.add(change.id);
+    } else {
+      heard?.set(change.id, change.active);
+    }
+  };
+
+  /** One round; resolves when its connection is gone (with why, when known). */
+  async function watchOnce(): Promise<{ wentLive: boolean; reason: unknown }> {
+    const thisRound = {};
+    round = thisRound;
+    heard = new Map();
+    const current = await db.listen(USER_STATUS_CHANNEL, (p) => onNotification(thisRound, p), {
+      ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }),
+    });
+    listener = current;
+    try {
+      if (closing) return { wentLive: false, reason: undefined };
+      const [triggers] = await current.query<{ armed: number }>(ARMED_TRIGGERS_SQL);
+      if (triggers?.armed !== TRIGGERS.length) {
+        throw new Error('The user-status triggers of authflow.users are missing or disabled');
+      }
+      const loaded = new Set(
+        (await current.query<{ id: string }>(NOT_ACTIVE_SQL)).map((row) => row.id),
+      );
+      for (const [id, active] of heard) {
+        if (active) loaded.delete(id);
+        else loaded.add(id);
+      }
+      heard = undefined;
+      if (closing || !current.listening) return { wentLive: false, reason: undefined };
+      notActive = loaded;
+      return { wentLive: true, reason: await current.ended };
+    } finally {
+      notActive = undefined;
+      heard = undefined;
+      listener = undefined;
+      round = undefined;
+      await current.close();
+    }
+  }
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = undefined;
+        resolve();
+      }, ms);
+      timer.unref();
+      wake = () => {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      };
+    });
+
+  const running = (async () => {
+    let delay = retryMinMs;
+    while (!closing && !db.closed) {
+      try {
+        const { wentLive, reason } = await watchOnce();
+        if (wentLive) delay = retryMinMs;
+        if (reason !== undefined && !closing && !db.closed) report(reason);
+      } catch (error) {
+        if (!closing && !db.closed) report(error);
+      }
+      if (closing || db.closed) break;
+      // Up to a fifth less, so that many processes that lost the server at once spread out.
+      await pause(delay * (0.8 + 0.2 * Math.random()));
+      delay = Math.min(delay * 2, retryMaxMs);
+    }
+  })();
+
+  let closed: Promise<void> | undefined;
+  return {
+    status(userId) {
+      if (notActive === undefined || listener?.listening !== true) return 'unknown';
+      return notActive.has(userId) ? 'inactive' : 'active';
+    },
+    get live() {
+      return notActive !== undefined && listener?.listening === true;
+    },
+    close: () =>
+      (closed ??= (async () => {
+        closing = true;
+        notActive = undefined;
+        wake?.();
+        await listener?.close();
+        await running;
+      })()),
+  };
+}
