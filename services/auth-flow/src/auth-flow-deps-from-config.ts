@@ -10,6 +10,7 @@ import {
   IDENTITY_SERVICE_TIMEOUT_MS,
 } from './identity-service-client.js';
 import type { AuthFlowStore } from './store/auth-flow-store.js';
+import { createUserStatusWatch } from './user-status-watch.js';
 
 /** Spec: gateway session lifetime "not shown"; see docs/decisions.md. */
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
@@ -23,11 +24,18 @@ export function authFlowDepsFromConfig(
     store: AuthFlowStore;
     registry: Client<typeof RegistryService>;
     onboarding: Client<typeof OnboardingService>;
+    /** Told when the user-status watch is down or cannot start (it retries by itself). */
+    onUserStatusWatchError?: (error: unknown) => void;
   },
 ): AuthFlowDeps {
   if (config.encryptionKeys === undefined) throw new Error('GATEWAY_ENCRYPTION_KEYS is required');
+  const { onUserStatusWatchError, ...services } = parts;
   return {
-    ...parts,
+    ...services,
+    // Starts watching at once; stops with close() or when the database is closed.
+    userStatus: createUserStatusWatch(parts.db, {
+      ...(onUserStatusWatchError === undefined ? {} : { onError: onUserStatusWatchError }),
+    }),
     keyring: createKeyring(parseEncryptionKeys(config.encryptionKeys)),
     discovery: createDiscoveryCache({ timeoutMs: config.serviceCallTimeoutMs }),
     jwks: createJwksCache({ timeoutMs: config.serviceCallTimeoutMs }),

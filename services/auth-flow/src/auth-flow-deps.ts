@@ -5,6 +5,7 @@ import type { Database } from '@gateway/db';
 import type { DiscoveryCache, JwksCache } from '@gateway/oidc';
 import type { IdentityServiceClient } from './identity-service-client.js';
 import type { AuthFlowStore } from './store/auth-flow-store.js';
+import type { UserStatusWatch } from './user-status-watch.js';
 
 export type AuthFlowSettings = {
   /** AUTH_CALLBACK_URL: the redirect URI of every environment's gateway client. */
@@ -41,5 +42,10 @@ export type AuthFlowDeps = {
    * IDENTITY_SERVICE_KEY is not configured (callers answer IDENTITY_SERVICE_NOT_CONFIGURED).
    */
   identityService?: IdentityServiceClient | undefined;
+  /**
+   * Which users are not ACTIVE, followed in memory (issue 8): a session's user status needs
+   * no query while it is live. Absent or `unknown`: the status is read from the row.
+   */
+  userStatus?: UserStatusWatch | undefined;
   now?: () => Date;
 };
