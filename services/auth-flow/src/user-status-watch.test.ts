@@ -3,7 +3,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { createDatabase, migrateSchema, type Database } from '@gateway/db';
 import { createTestDatabase, waitFor, type TestDatabase } from '@gateway/testkit';
 import { authFlowMigrations } from './authflow-migrations.js';
-import { createUserStatusWatch, type UserStatusWatch } from './user-status-watch.js';
+import { createUserStatusWatch, isUserActive, type UserStatusWatch } from './user-status-watch.js';
 
 const LISTENING_BACKENDS = `select pid from pg_stat_activity
   where application_name = 'gateway listen authflow_user_status' and datname = current_database()`;
@@ -116,6 +116,26 @@ describe.each(engines)('user-status watch on $name', (engine) => {
     await until('the later change', () => live.status(marker) === 'inactive');
     expect(live.status(id)).toBe('active');
     expect(live.live).toBe(true);
+  });
+
+  it('lets isUserActive read the row only while the watch is not live', async () => {
+    const suspended = await addUser(db, 'SUSPENDED');
+    const active = await addUser(db);
+    await until('the suspension', () => live.status(suspended) === 'inactive');
+    let reads = 0;
+    const readStatus = (id: string) => async () => {
+      reads += 1;
+      const row = (await db.knex('authflow.users').where({ id }).first()) as
+        { status: string } | undefined;
+      return row?.status;
+    };
+    expect(await isUserActive(live, active, readStatus(active))).toBe(true);
+    expect(await isUserActive(live, suspended, readStatus(suspended))).toBe(false);
+    expect(reads).toBe(0);
+    expect(await isUserActive(undefined, active, readStatus(active))).toBe(true);
+    expect(await isUserActive(undefined, suspended, readStatus(suspended))).toBe(false);
+    expect(await isUserActive(undefined, randomUUID(), readStatus(randomUUID()))).toBe(false);
+    expect(reads).toBe(3);
   });
 
   it('answers unknown once closed', async () => {

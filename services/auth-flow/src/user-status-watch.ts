@@ -192,3 +192,18 @@ export function createUserStatusWatch(
       })()),
   };
 }
+
+/**
+ * Whether `userId` may use a session (spec 3.8, 4.5): from the watch while it is live, with
+ * no query; otherwise (no watch, or `unknown`) from `readStatus`, the row's status
+ * (undefined when there is no row).
+ */
+export async function isUserActive(
+  watch: UserStatusWatch | undefined,
+  userId: string,
+  readStatus: () => Promise<string | undefined>,
+): Promise<boolean> {
+  const known = watch?.status(userId) ?? 'unknown';
+  if (known !== 'unknown') return known === 'active';
+  return (await readStatus()) === 'ACTIVE';
+}
