@@ -5,7 +5,7 @@ import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { isUuid } from './store/auth-flow-store.js';
-import { findUser, hasRole, PLATFORM_ADMIN, type UserRow } from './users.js';
+import { findUser, hasRole, PLATFORM_ADMIN, userStatus, type UserRow } from './users.js';
 
 type Account = MessageInitShape<typeof AccountSchema>;
 type LocalUser = MessageInitShape<typeof LocalUserSchema>;
@@ -58,11 +58,11 @@ export function createAccountService(
       if (sessionToken === '') throw unauthorized();
       const session = await deps.store.getSession(hashToken(sessionToken), now().getTime());
       if (session === undefined) throw unauthorized();
-      const user = await findUser(knex, session.userId);
-      // Spec 3.8: a soft-deleted or suspended user's sessions authenticate nothing.
-      if (user === undefined || user.status !== 'ACTIVE') throw unauthorized();
+      // Spec 3.8: a soft-deleted or suspended user's sessions authenticate nothing. Only the
+      // status is read (by primary key), on every call.
+      if ((await userStatus(knex, session.userId)) !== 'ACTIVE') throw unauthorized();
       return {
-        userId: user.id,
+        userId: session.userId,
         sessionId: session.id,
         environmentKey: session.environmentKey,
         permissions: session.permissions,

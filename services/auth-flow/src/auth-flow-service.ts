@@ -57,7 +57,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
     completeLogout: (request) => logout.completeLogout({ state: request.state }),
     async provisionTokenUser(request) {
       // Spec 2.5: found or created by (issuer, sub); blocked users are refused (403).
-      const user = await provisionUser(
+      const { user, platformAdmin } = await provisionUser(
         deps.db.knex,
         {
           issuer: request.issuer,
@@ -70,10 +70,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
         },
         (deps.now ?? (() => new Date()))(),
       );
-      return {
-        userId: user.id,
-        permissions: await permissionsOf(deps.db.knex, user, request.deployment),
-      };
+      return { userId: user.id, permissions: permissionsOf(platformAdmin, request.deployment) };
     },
     // Spec 4.12.
     listUsers: (request) =>

@@ -11,13 +11,29 @@ import {
   verifyIdToken,
 } from './identity-provider-client.js';
 import { onboardingPageUrl } from './onboarding-redirect.js';
-import type { OnboardingMode, SessionRecord, TransactionRecord } from './store/auth-flow-store.js';
-import { grantRole, permissionsOf, PLATFORM_ADMIN, provisionUser } from './users.js';
+import type {
+  HandoffRecord,
+  HandoffSnapshot,
+  OnboardingMode,
+  SessionRecord,
+  TransactionRecord,
+} from './store/auth-flow-store.js';
+import { findUser, grantRole, permissionsOf, PLATFORM_ADMIN, provisionUser } from './users.js';
 
 /** A bound transaction stays readable this long after the callback (onboarding pages). */
 const RESUME_WINDOW_MS = 60 * 60 * 1000;
 
-type SignInOutcome = 'handoff' | 'onboarding_global' | 'onboarding_platform';
+/** The onboarding evaluation a login acts on (BootstrapMembership's status, spec 2.14). */
+type Evaluation = {
+  platformStatus: string;
+  platformMissingFields: string[];
+  requirementVersion: number;
+};
+
+/** Where the login goes next (spec 4.2 step 8, 4.3). */
+type Next =
+  | { outcome: 'onboarding_global' | 'onboarding_platform'; redirectUrl: string }
+  | { outcome: 'handoff'; evaluation: Evaluation };
 
 export type LoginFlow = ReturnType<typeof createLoginFlow>;
 
@@ -53,6 +69,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       platformKey: prepared.platformKey,
       environmentKey: prepared.environmentKey,
       onboardingMode: prepared.onboardingMode as OnboardingMode,
+      centralOnboardingEnabled: prepared.centralOnboardingEnabled,
       redirectPairId: prepared.redirectPairId,
       callbackUrl: prepared.callbackUrl,
       returnTo: prepared.returnTo,
@@ -125,8 +142,8 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     if (!verifyTokenAgainstHash(verified.nonce, transaction.nonceHash)) {
       throw new GatewayError('NONCE_MISMATCH', 'The ID token nonce does not match the login.');
     }
-    // Step 4.
-    const user = await provisionUser(
+    // Step 4 (one statement, which also answers the role for step 7).
+    const { user, platformAdmin } = await provisionUser(
       deps.db.knex,
       {
         issuer: client.issuer,
@@ -147,12 +164,15 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     });
     // Step 5: the bootstrap list only grants, and only for verified deployment logins.
     const email = verified.email?.toLowerCase();
+    let admin = platformAdmin;
     if (
       client.deployment &&
       verified.emailVerified &&
       email !== undefined &&
       settings.bootstrapEmails.includes(email)
     ) {
+      // Granted now or before: the user holds the role either way.
+      admin = true;
       if (await grantRole(deps.db.knex, user.id, PLATFORM_ADMIN, 'bootstrap', at)) {
         await deps.registry.appendAuditRecord({
           context: { actor: { kind: 'system', subject: 'PLATFORM_ADMIN_BOOTSTRAP_EMAILS' } },
@@ -164,7 +184,11 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
         });
       }
     }
-    // Step 7: the session, with the permission snapshot (spec 2.6).
+    // Step 6: membership bootstrap and onboarding evaluation, before anything is written, so
+    // that steps 7 and 8 are one atomic store write.
+    const next = await nextStep(transaction, user.id, client.issuer);
+    // Step 7: the session, with the permission snapshot (spec 2.6) and what introspection
+    // answers (spec 4.5), bound to the transaction in the same write as the handoff.
     const sessionToken = randomToken();
     const sessionId = randomUUID();
     const session: SessionRecord = {
@@ -173,32 +197,58 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       userId: user.id,
       environmentKey: client.environmentKey,
       platformKey: transaction.platformKey,
-      permissions: await permissionsOf(deps.db.knex, user, client.deployment),
+      permissions: permissionsOf(admin, client.deployment),
       idTokenEncrypted: keyring.encrypt(idToken, `id-token:${sessionId}`),
+      snapshot: {
+        issuer: user.issuer,
+        subject: user.subject,
+        email: user.email,
+        emailVerified: user.email_verified,
+        environmentTier: client.tier,
+      },
       createdAt: at.getTime(),
       expiresAt: at.getTime() + settings.sessionTtlSeconds * 1000,
     };
-    await store.createSession(session);
-    const bound = await store.bindTransaction(transaction.id, {
-      userId: user.id,
-      sessionId,
+    // Step 8: the handoff, when no onboarding step comes first.
+    let handoff: HandoffRecord | undefined;
+    let redirectUrl: string;
+    if (next.outcome === 'handoff') {
+      const issued = newHandoff(transaction, session, sessionToken, {
+        user: {
+          sub: user.subject,
+          issuer: user.issuer,
+          ...(user.picture === null ? {} : { picture: user.picture }),
+        },
+        environment: { key: client.environmentKey, tier: client.tier },
+        onboarding: onboardingAnswer(
+          next.evaluation,
+          transaction.centralOnboardingEnabled ?? (await centralOnboardingOf(transaction)),
+        ),
+        returnTo: transaction.returnTo,
+      });
+      handoff = issued.record;
+      redirectUrl = callbackWithCode(transaction, issued.code);
+    } else {
+      redirectUrl = next.redirectUrl;
+    }
+    const written = await store.createBoundSession({
+      transactionId: transaction.id,
       keepUntil: at.getTime() + RESUME_WINDOW_MS,
+      session,
+      ...(handoff === undefined ? {} : { handoff }),
     });
-    if (bound === 'already_bound') {
+    if (written === 'already_bound') {
       throw new GatewayError(
         'AUTH_TRANSACTION_ALREADY_BOUND',
         'The login is already bound to a user.',
       );
     }
-    if (bound === 'not_found') throw new GatewayError('NOT_FOUND', 'The login expired.');
-    // Steps 6 and 8.
-    const { redirectUrl, outcome } = await nextStep(
-      { ...transaction, userId: user.id, sessionId },
-      client.issuer,
-      sessionToken,
-    );
+    if (written === 'not_found') throw new GatewayError('NOT_FOUND', 'The login expired.');
+    if (written === 'conflict') {
+      throw new GatewayError('CONFLICT', 'A handoff was already issued for this login.');
+    }
     return {
-      outcome,
+      outcome: next.outcome,
       redirectUrl,
       sessionToken,
       sessionExpiresAt: new Date(session.expiresAt).toISOString(),
@@ -230,11 +280,29 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     if (session.userId !== transaction.userId) {
       throw new GatewayError('FORBIDDEN', 'The login belongs to another user.');
     }
-    const platform = await deps.registry.getPlatform({ platformKey: transaction.platformKey });
-    if (platform.platform?.active !== true)
+    const { platform } = await deps.registry.getPlatform({ platformKey: transaction.platformKey });
+    if (platform?.active !== true)
       throw new GatewayError('NOT_FOUND', 'Unknown or inactive platform.');
     const client = await environments.get(transaction.environmentKey);
-    return (await nextStep(transaction, client.issuer, request.sessionToken)).redirectUrl;
+    const next = await nextStep(transaction, transaction.userId, client.issuer);
+    if (next.outcome !== 'handoff') return next.redirectUrl;
+    // Spec 4.4: what the exchange will answer, as it stands now.
+    const user = await findUser(deps.db.knex, transaction.userId);
+    if (user === undefined) throw new GatewayError('NOT_FOUND', 'The login is unknown or expired.');
+    const { code, record } = newHandoff(transaction, session, request.sessionToken, {
+      user: {
+        sub: user.subject,
+        issuer: user.issuer,
+        ...(user.picture === null ? {} : { picture: user.picture }),
+      },
+      environment: { key: client.environmentKey, tier: client.tier },
+      onboarding: onboardingAnswer(next.evaluation, platform.centralOnboardingEnabled),
+      returnTo: transaction.returnTo,
+    });
+    if ((await store.issueHandoff(record)) === 'conflict') {
+      throw new GatewayError('CONFLICT', 'A handoff was already issued for this login.');
+    }
+    return callbackWithCode(transaction, code);
   }
 
   /**
@@ -242,17 +310,15 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
    * the membership bootstrap (created NOT_STARTED, recorded COMPLETE when nothing required
    * is missing, spec 3.7). A missing required global field sends the browser to the global
    * step in every mode; in central mode a missing platform field to the platform step;
-   * otherwise the handoff is issued.
+   * otherwise the handoff is issued, with this evaluation as its onboarding answer.
    */
   async function nextStep(
-    transaction: TransactionRecord & { userId: string | null; sessionId: string | null },
+    transaction: TransactionRecord,
+    userId: string,
     issuer: string,
-    sessionToken: string,
-  ): Promise<{ redirectUrl: string; outcome: SignInOutcome }> {
-    if (transaction.userId === null || transaction.sessionId === null)
-      throw new Error('transaction not bound');
+  ): Promise<Next> {
     const { status: evaluation } = await deps.onboarding.bootstrapMembership({
-      userId: transaction.userId,
+      userId,
       platformKey: transaction.platformKey,
     });
     if (evaluation === undefined) throw new Error('onboarding answered no status');
@@ -268,46 +334,70 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     if (transaction.onboardingMode === 'central' && evaluation.platformMissingFields.length > 0) {
       return page('platform');
     }
-    return {
-      redirectUrl: await issueHandoff(
-        transaction,
-        transaction.userId,
-        transaction.sessionId,
-        sessionToken,
-      ),
-      outcome: 'handoff',
-    };
+    return { outcome: 'handoff', evaluation };
   }
 
-  /** Spec 2.9: a handoff code, stored as a hash, single use, at most one per transaction. */
-  async function issueHandoff(
+  /** A transaction started before its platform's setting was recorded on it. */
+  async function centralOnboardingOf(transaction: TransactionRecord): Promise<boolean> {
+    const { platform } = await deps.registry.getPlatform({ platformKey: transaction.platformKey });
+    return platform?.centralOnboardingEnabled ?? false;
+  }
+
+  /**
+   * Spec 2.9: a handoff code, stored as a hash, single use, at most one per transaction. It
+   * carries what the exchange answers (spec 4.4) and names its session, so the exchange is
+   * one atomic redeem: no other read.
+   */
+  function newHandoff(
     transaction: TransactionRecord,
-    userId: string,
-    sessionId: string,
+    session: Pick<SessionRecord, 'id' | 'userId'>,
     sessionToken: string,
-  ): Promise<string> {
+    snapshot: HandoffSnapshot,
+  ): { code: string; record: HandoffRecord } {
     const code = `handoff_${randomToken()}`;
     const codeHash = hashToken(code);
     const createdAt = now().getTime();
-    const issued = await store.issueHandoff({
-      codeHash,
-      transactionId: transaction.id,
-      platformId: transaction.platformId,
-      platformKey: transaction.platformKey,
-      callbackUrl: transaction.callbackUrl,
-      userId,
-      sessionId,
-      sessionTokenEncrypted: keyring.encrypt(sessionToken, `handoff:${codeHash}`),
-      createdAt,
-      expiresAt: createdAt + settings.handoffTtlSeconds * 1000,
-    });
-    if (issued === 'conflict') {
-      throw new GatewayError('CONFLICT', 'A handoff was already issued for this login.');
-    }
-    const callback = new URL(transaction.callbackUrl);
-    callback.searchParams.set('code', code);
-    return callback.href;
+    return {
+      code,
+      record: {
+        codeHash,
+        transactionId: transaction.id,
+        platformId: transaction.platformId,
+        platformKey: transaction.platformKey,
+        callbackUrl: transaction.callbackUrl,
+        userId: session.userId,
+        sessionId: session.id,
+        sessionTokenEncrypted: keyring.encrypt(sessionToken, `handoff:${codeHash}`),
+        sessionTokenHash: hashToken(sessionToken),
+        snapshot,
+        createdAt,
+        expiresAt: createdAt + settings.handoffTtlSeconds * 1000,
+      },
+    };
   }
 
   return { startLogin, completeLogin, resumeLogin };
+}
+
+/**
+ * Spec 4.4 `onboarding`: the membership status of 3.7 (the login recorded COMPLETE when
+ * nothing was missing; IN_PROGRESS always comes with missing fields) and
+ * `canCompleteCentrally` from the platform's `centralOnboardingEnabled`.
+ */
+function onboardingAnswer(
+  evaluation: Evaluation,
+  canCompleteCentrally: boolean,
+): HandoffSnapshot['onboarding'] {
+  return {
+    status: evaluation.platformStatus,
+    requirementVersion: evaluation.requirementVersion,
+    missingFields: evaluation.platformMissingFields,
+    canCompleteCentrally,
+  };
+}
+
+function callbackWithCode(transaction: TransactionRecord, code: string): string {
+  const callback = new URL(transaction.callbackUrl);
+  callback.searchParams.set('code', code);
+  return callback.href;
 }

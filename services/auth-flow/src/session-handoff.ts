@@ -3,7 +3,8 @@ import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
-import { findUser } from './users.js';
+import type { HandoffRecord, SessionRecord } from './store/auth-flow-store.js';
+import { findUser, userStatus } from './users.js';
 
 export type SessionHandoff = ReturnType<typeof createSessionHandoff>;
 
@@ -31,6 +32,8 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
   async function redeem(request: { code: string; platformKey: string; callbackUrl: string }) {
     const at = now().getTime();
     const invalid = () => new GatewayError('NOT_FOUND', 'Invalid, expired or used handoff code.');
+    // One atomic step: spends the code and reads its session, refused when the session was
+    // revoked or expired since issuance (spec 3.2, 3.3).
     const handoff = await store.redeemHandoff(hashToken(request.code), at);
     if (handoff === undefined) throw invalid();
     if (handoff.platformKey !== request.platformKey || handoff.callbackUrl !== request.callbackUrl)
@@ -39,6 +42,34 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
       handoff.sessionTokenEncrypted,
       `handoff:${handoff.codeHash}`,
     );
+    const { snapshot, session } = handoff;
+    if (snapshot === undefined || session === undefined) {
+      return redeemIssuedBefore(handoff, sessionToken, at);
+    }
+    // Spec 4.4, issue 8: the answer as it stood at issuance (at most AUTH_HANDOFF_TTL_SECONDS
+    // ago), with the session's expiry and permissions as they are now (spec 3.3).
+    return {
+      session: {
+        id: handoff.sessionId,
+        expiresAt: new Date(session.expiresAt).toISOString(),
+        gatewayToken: sessionToken,
+      },
+      user: { id: handoff.userId, ...snapshot.user },
+      platformKey: handoff.platformKey,
+      environment: snapshot.environment,
+      onboarding: snapshot.onboarding,
+      profile: { status: 'COMPLETE', missingFields: [] },
+      permissions: session.permissions,
+      returnTo: snapshot.returnTo,
+    };
+  }
+
+  /**
+   * A handoff issued before handoffs carried their answer (a deploy: for at most
+   * AUTH_HANDOFF_TTL_SECONDS): everything is read as it is now.
+   */
+  async function redeemIssuedBefore(handoff: HandoffRecord, sessionToken: string, at: number) {
+    const invalid = () => new GatewayError('NOT_FOUND', 'Invalid, expired or used handoff code.');
     const session = await store.getSession(hashToken(sessionToken), at);
     const user = await findUser(deps.db.knex, handoff.userId);
     const transaction = await store.getTransaction(handoff.transactionId);
@@ -52,8 +83,6 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
     // missing; IN_PROGRESS always comes with missing fields); a handoff implies a complete
     // global profile (the login stops before it otherwise).
     if (evaluation === undefined) throw new Error('onboarding answered no status');
-    const missing = evaluation.platformMissingFields;
-    const status = evaluation.platformStatus;
     return {
       session: {
         id: session.id,
@@ -69,9 +98,9 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
       platformKey: handoff.platformKey,
       environment: { key: client.environmentKey, tier: client.tier },
       onboarding: {
-        status,
+        status: evaluation.platformStatus,
         requirementVersion: evaluation.requirementVersion,
-        missingFields: missing,
+        missingFields: evaluation.platformMissingFields,
         canCompleteCentrally: platform.platform?.centralOnboardingEnabled ?? false,
       },
       profile: { status: 'COMPLETE', missingFields: [] },
@@ -94,14 +123,40 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
     const inactive = { active: false };
     const session = await store.getSession(hashToken(request.token), now().getTime());
     if (session === undefined || session.platformKey !== request.platformKey) return inactive;
-    const user = await findUser(deps.db.knex, session.userId);
-    if (user === undefined || user.status !== 'ACTIVE') return inactive;
-    const client = await environments.get(session.environmentKey);
+    const { snapshot } = session;
+    if (snapshot === undefined) return introspectSessionOfBefore(session, request.platformKey);
+    // Issue 8: the answer comes from the session record, except the user's status, read live
+    // on every call (spec 4.5: a suspended or deleted user's sessions are inactive at once).
+    // The e-mail is the one of this session's login, the tier the environment's then.
+    const status = await userStatus(deps.db.knex, session.userId);
+    if (status !== 'ACTIVE') return inactive;
     return {
       active: true,
       sessionId: session.id,
       expiresAt: new Date(session.expiresAt).toISOString(),
       platformKey: request.platformKey,
+      user: {
+        id: session.userId,
+        issuer: snapshot.issuer,
+        subject: snapshot.subject,
+        email: snapshot.email,
+        emailVerified: snapshot.emailVerified,
+        status,
+      },
+      environment: { key: session.environmentKey, tier: snapshot.environmentTier },
+    };
+  }
+
+  /** A session created before sessions carried their snapshot: read the user and tier. */
+  async function introspectSessionOfBefore(session: SessionRecord, platformKey: string) {
+    const user = await findUser(deps.db.knex, session.userId);
+    if (user === undefined || user.status !== 'ACTIVE') return { active: false };
+    const client = await environments.get(session.environmentKey);
+    return {
+      active: true,
+      sessionId: session.id,
+      expiresAt: new Date(session.expiresAt).toISOString(),
+      platformKey,
       user: {
         id: user.id,
         issuer: user.issuer,

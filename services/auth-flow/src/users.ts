@@ -52,52 +52,84 @@ function httpsPicture(picture: string | undefined): string | null {
   }
 }
 
+/** A provisioned user, and whether it holds platform_admin (read in the same statement). */
+export type ProvisionedUser = { user: UserRow; platformAdmin: boolean };
+
+// Spec 2.5 JIT provisioning in one statement: the upsert by (issuer, subject) updates only an
+// ACTIVE row (spec 3.8: a blocked user is refused before anything changes), and answers the
+// role with it. When the upsert changed nothing, the second branch returns the blocked row as
+// the statement's snapshot saw it (the upsert's CTE and this read share that snapshot). Two
+// first logins of one identity at once: the unique (issuer, subject) decides, and the second
+// updates the row the first inserted.
+const PROVISION_USER = `
+  with upserted as (
+    insert into authflow.users as u
+      (id, issuer, subject, status, created_at, environment_key, email, email_verified,
+       picture, name, last_login_at, updated_at)
+    values (?, ?, ?, 'ACTIVE', ?, ?, ?, ?, ?, ?, ?, ?)
+    on conflict (issuer, subject) do update set
+      environment_key = excluded.environment_key,
+      email = excluded.email,
+      email_verified = excluded.email_verified,
+      picture = excluded.picture,
+      name = excluded.name,
+      last_login_at = excluded.last_login_at,
+      updated_at = excluded.updated_at
+    where u.status = 'ACTIVE'
+    returning u.*
+  )
+  select up.*, true as provisioned,
+         exists (select 1 from authflow.user_roles r
+                  where r.user_id = up.id and r.role = ?) as platform_admin
+    from upserted up
+  union all
+  select u.*, false as provisioned, false as platform_admin
+    from authflow.users u
+   where u.issuer = ? and u.subject = ? and not exists (select 1 from upserted)`;
+
+type ProvisionRow = UserRow & { provisioned: boolean; platform_admin: boolean };
+
 /**
  * Spec 2.5 JIT provisioning: the local user is found or created by (issuer, sub); e-mail,
  * email_verified and last login are updated at each login. A soft-deleted or suspended
- * user is refused (spec 3.8) before anything changes.
+ * user is refused (spec 3.8) before anything changes. One statement, which also answers
+ * whether the user holds platform_admin (spec 2.6).
  */
 export async function provisionUser(
   knex: Knex,
   claims: IdentityClaims,
   now: Date,
-): Promise<UserRow> {
-  const fields = {
-    environment_key: claims.environmentKey,
-    email: claims.email ?? '',
-    email_verified: claims.emailVerified,
-    picture: httpsPicture(claims.picture),
-    name: claims.name ?? null,
-    last_login_at: now,
-    updated_at: now,
-  };
-  const existing = (await knex(users)
+): Promise<ProvisionedUser> {
+  const result = await knex.raw<{ rows: ProvisionRow[] }>(PROVISION_USER, [
+    randomUUID(),
+    claims.issuer,
+    claims.subject,
+    now,
+    claims.environmentKey,
+    claims.email ?? '',
+    claims.emailVerified,
+    httpsPicture(claims.picture),
+    claims.name ?? null,
+    now,
+    now,
+    PLATFORM_ADMIN,
+    claims.issuer,
+    claims.subject,
+  ]);
+  const row = result.rows[0];
+  if (row !== undefined) {
+    const { provisioned, platform_admin: platformAdmin, ...user } = row;
+    if (provisioned) return { user, platformAdmin };
+    // The upsert changed nothing: the row is blocked, as the statement's snapshot saw it.
+    refuseBlocked(user);
+  }
+  // The snapshot saw it ACTIVE (its status changed meanwhile) or not at all (committed
+  // after the snapshot): the committed row tells which refusal applies.
+  const current = (await knex(users)
     .where({ issuer: claims.issuer, subject: claims.subject })
     .first()) as UserRow | undefined;
-  if (existing !== undefined) {
-    refuseBlocked(existing);
-    const [updated] = (await knex(users)
-      .where({ id: existing.id })
-      .update(fields)
-      .returning('*')) as UserRow[];
-    return updated ?? existing;
-  }
-  // Two first logins of one identity at once: the unique (issuer, subject) decides.
-  const [created] = (await knex(users)
-    .insert({
-      id: randomUUID(),
-      issuer: claims.issuer,
-      subject: claims.subject,
-      status: 'ACTIVE',
-      created_at: now,
-      ...fields,
-    })
-    .onConflict(['issuer', 'subject'])
-    .merge(fields)
-    .returning('*')) as UserRow[];
-  if (created === undefined) throw new Error('user insert returned nothing');
-  refuseBlocked(created);
-  return created;
+  if (current !== undefined) refuseBlocked(current);
+  throw new Error('user upsert changed nothing for an active user');
 }
 
 export function refuseBlocked(user: UserRow): void {
@@ -109,6 +141,19 @@ export function refuseBlocked(user: UserRow): void {
 
 export async function findUser(knex: Knex, userId: string): Promise<UserRow | undefined> {
   return (await knex(users).where({ id: userId }).first()) as UserRow | undefined;
+}
+
+/** Fixed text: no query building per call on the introspection path. */
+const USER_STATUS = 'select status from authflow.users where id = ?';
+
+/**
+ * The user's status, by primary key, and nothing else: read live on every introspection
+ * (spec 4.5: a suspended or deleted user's sessions are inactive at once). undefined when
+ * there is no such user.
+ */
+export async function userStatus(knex: Knex, userId: string): Promise<UserStatus | undefined> {
+  const result = await knex.raw<{ rows: Array<{ status: UserStatus }> }>(USER_STATUS, [userId]);
+  return result.rows[0]?.status;
 }
 
 export async function hasRole(knex: Knex, userId: string, role: string): Promise<boolean> {
@@ -135,11 +180,6 @@ export async function grantRole(
  * Spec 2.6: permissions exist only for users of the deployment environment, and only
  * through the platform_admin role.
  */
-export async function permissionsOf(
-  knex: Knex,
-  user: UserRow,
-  deployment: boolean,
-): Promise<string[]> {
-  if (!deployment) return [];
-  return (await hasRole(knex, user.id, PLATFORM_ADMIN)) ? [...PLATFORM_ADMIN_PERMISSIONS] : [];
+export function permissionsOf(platformAdmin: boolean, deployment: boolean): string[] {
+  return deployment && platformAdmin ? [...PLATFORM_ADMIN_PERMISSIONS] : [];
 }
