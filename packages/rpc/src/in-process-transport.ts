@@ -116,7 +116,11 @@ export function createInProcessTransport(
       message: isMessage(answer, output) ? answer : create(output, answer as never),
     } as UnaryResponse;
   }, options.serverInterceptors);
-  const call = chain(serve, options.clientInterceptors);
+  // The deadline sits inside the client interceptors, as over the wire: the caller's span
+  // (and its dependency-error count) ends with DEADLINE_EXCEEDED when the caller gets it.
+  const callWithin = (timeoutMs: number): UnaryCall =>
+    chain((request) => withDeadline(serve(request), timeoutMs), options.clientInterceptors);
+  const defaultCall = callWithin(options.timeoutMs);
 
   return {
     async unary(method, signal, timeoutMs, header, input, contextValues) {
@@ -124,7 +128,9 @@ export function createInProcessTransport(
       const message = isMessage(input, method.input)
         ? input
         : create(method.input as DescMessage, input as never);
-      const answer = call({
+      const deadlineMs = timeoutMs ?? options.timeoutMs;
+      const call = deadlineMs === options.timeoutMs ? defaultCall : callWithin(deadlineMs);
+      return (await call({
         stream: false,
         service: method.parent,
         method,
@@ -134,8 +140,7 @@ export function createInProcessTransport(
         header: new Headers(header),
         contextValues: contextValues ?? createContextValues(),
         message,
-      } as UnaryRequest);
-      return (await withDeadline(answer, timeoutMs ?? options.timeoutMs)) as never;
+      } as UnaryRequest)) as never;
     },
     stream() {
       return Promise.reject(

@@ -1,0 +1,384 @@
+// The in-process transport (issue 8) next to the wire it stands in for: one implementation
+// with the services' own interceptors, called in process and over HTTP/2 (startRpcServer),
+// must answer alike.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { isMessage, toJson } from '@bufbuild/protobuf';
+import {
+  Code,
+  ConnectError,
+  createClient,
+  type ConnectRouter,
+  type Interceptor,
+  type Transport,
+} from '@connectrpc/connect';
+import { codeToString } from '@connectrpc/connect/protocol-connect';
+import {
+  GetIdentityEnvironmentResponseSchema,
+  Health,
+  HealthCheckResponse_ServingStatus,
+  RegistryService,
+} from '@gateway/contracts';
+import { GatewayError, fromConnectError } from '@gateway/errors';
+import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
+import { createMemoryLog, createMemorySpans, waitForSpans } from '@gateway/telemetry/testing';
+import { createHealthRoutes } from './health-service.js';
+import { createInProcessTransport } from './in-process-transport.js';
+import { startRpcServer, type RpcServer } from './rpc-server.js';
+import { combineRoutes, createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
+import { createServiceTransport } from './service-transport.js';
+
+const GET_ENVIRONMENT = 'registry.v1.RegistryService/GetIdentityEnvironment';
+const INACTIVE_DETAILS = {
+  environmentKey: 'STAGING',
+  platforms: ['A', 'B'],
+  platformCount: 2,
+  nested: { active: false, note: null },
+};
+
+/** A promise the test settles when it wants to. */
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((res) => (resolve = res));
+  return { promise, resolve };
+}
+
+/** Held by the `SLOW` environment until the test lets it go. */
+let slowGate = deferred();
+/** What the handler saw of its request headers, per call. */
+const seenHeaders: Headers[] = [];
+/** The order in which interceptors and the handler ran. */
+const trail: string[] = [];
+
+/**
+ * A small registry: GetIdentityEnvironment only (the other methods are left out on purpose),
+ * failing as services fail, plus the real Health service.
+ */
+const routes: ServiceRoutes = combineRoutes(
+  (router: ConnectRouter) => {
+    router.service(RegistryService, {
+      async getIdentityEnvironment(request, context) {
+        trail.push('handler');
+        seenHeaders.push(context.requestHeader);
+        context.responseHeader.set('x-served-by', 'test-registry');
+        switch (request.environmentKey) {
+          case 'INACTIVE':
+            throw new GatewayError(
+              'IDENTITY_ENVIRONMENT_INACTIVE',
+              'Identity environment is inactive.',
+              { details: INACTIVE_DETAILS },
+            );
+          case 'BUG':
+            throw new Error('connection string postgres://user:hunter2@db/x broke');
+          case 'SLOW':
+            await slowGate.promise;
+            break;
+        }
+        // A partial init object, as implementations return them: most fields left out.
+        return { environment: { environmentKey: request.environmentKey, displayName: 'Staging' } };
+      },
+    });
+  },
+  createHealthRoutes({
+    serviceName: 'registry.v1.RegistryService',
+    probes: [],
+    probeTimeoutMs: 1_000,
+  }),
+);
+
+const log = createMemoryLog();
+const logger = createLogger({ service: 'in-process-test', destination: log.destination });
+const spans = createMemorySpans();
+
+const TIMEOUT_MS = 10_000;
+let server: RpcServer;
+const modes = ['in-process', 'remote'] as const;
+type Mode = (typeof modes)[number];
+
+/** The two ways a caller reaches the service, as createServiceTransport builds them. */
+function transportFor(mode: Mode, timeoutMs = TIMEOUT_MS): Transport {
+  return mode === 'remote'
+    ? createServiceTransport({ kind: 'remote', baseUrl: server.url }, { timeoutMs })
+    : createServiceTransport(
+        { kind: 'in-process', routes, serverInterceptors: createServiceInterceptors(logger) },
+        { timeoutMs },
+      );
+}
+
+const failureOf = (call: Promise<unknown>) =>
+  call.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (error: unknown) => error,
+  );
+
+beforeAll(async () => {
+  startTelemetry({ serviceName: 'in-process-test', spanProcessors: [spans.processor] });
+  server = await startRpcServer({
+    routes,
+    interceptors: createServiceInterceptors(logger),
+    port: 0,
+    host: '127.0.0.1',
+  });
+});
+afterAll(async () => {
+  slowGate.resolve();
+  await server?.close();
+  await shutdownTelemetry();
+});
+beforeEach(() => {
+  seenHeaders.length = 0;
+  trail.length = 0;
+  log.raw.length = 0;
+  spans.exporter.reset();
+});
+
+describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) => {
+  it('answers with the proto3 defaults filled in when the implementation returns a partial object', async () => {
+    const client = createClient(RegistryService, transportFor(mode));
+    const answer = await client.getIdentityEnvironment({ environmentKey: 'STAGING' });
+    expect(isMessage(answer, GetIdentityEnvironmentResponseSchema)).toBe(true);
+    expect(answer.environment).toMatchObject({
+      environmentKey: 'STAGING',
+      displayName: 'Staging',
+      id: '',
+      tier: '',
+      active: false,
+      platformCount: 0,
+      platforms: [],
+    });
+    expect(answer.environment?.postLogoutRedirectUri).toBeUndefined();
+  });
+
+  it('passes a GatewayError to the caller with its spec code, message and details', async () => {
+    const client = createClient(RegistryService, transportFor(mode));
+    const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'INACTIVE' }));
+    expect(failure).toBeInstanceOf(ConnectError);
+    expect((failure as ConnectError).code).toBe(Code.FailedPrecondition);
+    const error = fromConnectError(failure);
+    expect(error.toBody()).toEqual({
+      code: 'IDENTITY_ENVIRONMENT_INACTIVE',
+      message: 'Identity environment is inactive.',
+      details: INACTIVE_DETAILS,
+    });
+    expect(error.status).toBe(409);
+  });
+
+  it('turns an unexpected Error into INTERNAL_ERROR without its message, and logs it', async () => {
+    const client = createClient(RegistryService, transportFor(mode));
+    const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'BUG' }));
+    expect((failure as ConnectError).code).toBe(Code.Internal);
+    expect((failure as ConnectError).message).not.toContain('hunter2');
+    expect(fromConnectError(failure).toBody()).toEqual({
+      code: 'INTERNAL_ERROR',
+      message: 'Internal error.',
+    });
+    const logged = log.lines().filter((line) => line.msg === 'unexpected error');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ level: 'error', procedure: GET_ENVIRONMENT });
+  });
+
+  it('answers DeadlineExceeded (SERVICE_UNAVAILABLE) when the implementation is slower than timeoutMs', async () => {
+    slowGate = deferred();
+    try {
+      const client = createClient(RegistryService, transportFor(mode, 100));
+      const started = Date.now();
+      const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'SLOW' }));
+      const elapsed = Date.now() - started;
+      expect((failure as ConnectError).code).toBe(Code.DeadlineExceeded);
+      expect(elapsed).toBeGreaterThanOrEqual(90);
+      expect(elapsed).toBeLessThan(5_000);
+      const error = fromConnectError(failure);
+      expect(error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(error.status).toBe(503);
+    } finally {
+      slowGate.resolve();
+    }
+  });
+
+  it("ends the caller's CLIENT span as deadline_exceeded when the deadline passes", async () => {
+    slowGate = deferred();
+    try {
+      const client = createClient(RegistryService, transportFor(mode, 100));
+      await failureOf(client.getIdentityEnvironment({ environmentKey: 'SLOW' }));
+      // Judged as things stand when the caller got its answer (the implementation is still
+      // held): the client interceptor's span (the one naming the server it called) has ended
+      // with the deadline's code, as the edge's traces and dependency metrics expect.
+      const ended = await waitForSpans(spans.exporter, 1, 1_000);
+      const clientSpans = ended.filter((span) => 'server.address' in span.attributes);
+      expect(clientSpans.map((span) => span.name)).toEqual([GET_ENVIRONMENT]);
+      expect(clientSpans[0]?.attributes['error.type']).toBe(codeToString(Code.DeadlineExceeded));
+    } finally {
+      slowGate.resolve();
+    }
+  });
+
+  it('passes a per-call timeoutMs over the transport default', async () => {
+    slowGate = deferred();
+    try {
+      const client = createClient(RegistryService, transportFor(mode, 60_000));
+      const failure = await failureOf(
+        client.getIdentityEnvironment({ environmentKey: 'SLOW' }, { timeoutMs: 100 }),
+      );
+      expect((failure as ConnectError).code).toBe(Code.DeadlineExceeded);
+    } finally {
+      slowGate.resolve();
+    }
+  });
+
+  it('gives the handler the caller headers and the caller the response headers', async () => {
+    const client = createClient(RegistryService, transportFor(mode));
+    let responseHeader: Headers | undefined;
+    await client.getIdentityEnvironment(
+      { environmentKey: 'STAGING' },
+      { headers: { 'x-request-id': 'req-1' }, onHeader: (header) => (responseHeader = header) },
+    );
+    expect(seenHeaders[0]?.get('x-request-id')).toBe('req-1');
+    // The client tracing interceptor's trace context reaches the server.
+    expect(seenHeaders[0]?.get('traceparent')).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    expect(responseHeader?.get('x-served-by')).toBe('test-registry');
+  });
+
+  it('answers Unimplemented for a method the implementation left out', async () => {
+    const client = createClient(RegistryService, transportFor(mode));
+    const failure = await failureOf(client.listIdentityEnvironments({}));
+    expect((failure as ConnectError).code).toBe(Code.Unimplemented);
+    expect(fromConnectError(failure).code).toBe('INTERNAL_ERROR');
+  });
+
+  it('answers Unimplemented for a service that is not served at all', async () => {
+    // Routes that serve Health only, as if the caller were pointed at the wrong service.
+    const healthOnly: ServiceRoutes = (router) => router.service(Health, {});
+    const interceptors = createServiceInterceptors(logger);
+    const other =
+      mode === 'remote'
+        ? await startRpcServer({ routes: healthOnly, interceptors, port: 0, host: '127.0.0.1' })
+        : undefined;
+    try {
+      const transport =
+        other === undefined
+          ? createServiceTransport(
+              { kind: 'in-process', routes: healthOnly, serverInterceptors: interceptors },
+              { timeoutMs: TIMEOUT_MS },
+            )
+          : createServiceTransport({ kind: 'remote', baseUrl: other.url }, { timeoutMs: 5_000 });
+      const client = createClient(RegistryService, transport);
+      const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'X' }));
+      expect((failure as ConnectError).code).toBe(Code.Unimplemented);
+    } finally {
+      await other?.close();
+    }
+  });
+
+  it('serves the real Health service next to it', async () => {
+    const client = createClient(Health, transportFor(mode));
+    const answer = await client.check({ service: 'registry.v1.RegistryService' });
+    expect(answer.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+});
+
+describe('in process and over HTTP/2 agree', () => {
+  it.each([
+    ['an answer', 'STAGING'],
+    ['a GatewayError', 'INACTIVE'],
+    ['an unexpected Error', 'BUG'],
+  ])('on %s', async (_what, environmentKey) => {
+    const outcome = async (mode: Mode) => {
+      const client = createClient(RegistryService, transportFor(mode));
+      try {
+        const answer = await client.getIdentityEnvironment({ environmentKey });
+        return {
+          answer: toJson(GetIdentityEnvironmentResponseSchema, answer, {
+            alwaysEmitImplicit: true,
+          }),
+        };
+      } catch (error) {
+        return { code: (error as ConnectError).code, body: fromConnectError(error).toBody() };
+      }
+    };
+    expect(await outcome('in-process')).toEqual(await outcome('remote'));
+  });
+});
+
+describe('createInProcessTransport', () => {
+  /** An interceptor that notes when it runs, before and after the rest of the call. */
+  const noting =
+    (name: string, setHeader?: [string, string]): Interceptor =>
+    (next) =>
+    async (request) => {
+      trail.push(`${name}:before`);
+      if (setHeader !== undefined) request.header.set(...setHeader);
+      try {
+        return await next(request);
+      } finally {
+        trail.push(`${name}:after`);
+      }
+    };
+
+  it('runs the client interceptors around the server interceptors', async () => {
+    const transport = createInProcessTransport(routes, {
+      clientInterceptors: [noting('client', ['x-set-by-client', 'yes'])],
+      serverInterceptors: [noting('server'), ...createServiceInterceptors(logger)],
+      timeoutMs: TIMEOUT_MS,
+    });
+    await createClient(RegistryService, transport).getIdentityEnvironment({
+      environmentKey: 'STAGING',
+    });
+    expect(trail).toEqual([
+      'client:before',
+      'server:before',
+      'handler',
+      'server:after',
+      'client:after',
+    ]);
+    expect(seenHeaders[0]?.get('x-set-by-client')).toBe('yes');
+  });
+
+  it('serves a method registered with router.rpc', async () => {
+    const single: ServiceRoutes = (router) =>
+      router.rpc(Health.method.check, () => ({
+        status: HealthCheckResponse_ServingStatus.NOT_SERVING,
+      }));
+    const transport = createInProcessTransport(single, {
+      clientInterceptors: [],
+      serverInterceptors: createServiceInterceptors(logger),
+      timeoutMs: TIMEOUT_MS,
+    });
+    const answer = await createClient(Health, transport).check({});
+    expect(answer.status).toBe(HealthCheckResponse_ServingStatus.NOT_SERVING);
+  });
+
+  it('answers Unimplemented for streaming calls', async () => {
+    const client = createClient(Health, transportFor('in-process'));
+    const failure = await failureOf(
+      (async () => {
+        for await (const answer of client.watch({})) expect(answer).toBeUndefined();
+      })(),
+    );
+    expect((failure as ConnectError).code).toBe(Code.Unimplemented);
+  });
+
+  it('leaves no timer behind after a call that answered in time, or failed in time', async () => {
+    const timers = () =>
+      process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    // The memory span exporter answers each export on a 0 ms timer: let those pass first.
+    const settledTimers = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return timers();
+    };
+    const client = createClient(RegistryService, transportFor('in-process', 60_000));
+    const before = await settledTimers();
+
+    // While a call is under way its deadline is a timer (the check sees timers at all)...
+    slowGate = deferred();
+    const slow = client.getIdentityEnvironment({ environmentKey: 'SLOW' });
+    expect(timers()).toBe(before + 1);
+    slowGate.resolve();
+    await slow;
+    // ...and none is left once calls are done, whether they answered or failed.
+    expect(await settledTimers()).toBe(before);
+    await client.getIdentityEnvironment({ environmentKey: 'STAGING' });
+    await failureOf(client.getIdentityEnvironment({ environmentKey: 'INACTIVE' }));
+    expect(await settledTimers()).toBe(before);
+  });
+});
