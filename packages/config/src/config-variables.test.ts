@@ -150,6 +150,7 @@ function sampleValue(name: string): string {
     RATE_LIMIT_EXCHANGE_PER_CLIENT: '200',
     RATE_LIMIT_INTROSPECT_PER_CLIENT: '0',
     RATE_LIMIT_SERVER_PER_IP: '5000',
+    OVERLOAD_MAX_IN_FLIGHT: '64',
   };
   const value = samples[name];
   if (value === undefined) throw new Error(`no sample value for ${name}; add one`);

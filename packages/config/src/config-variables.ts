@@ -238,6 +238,14 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     'Exchange and introspect requests per client IP address and window (0: no limit).',
     { default: '120000' },
   ),
+  variable(
+    'OVERLOAD_MAX_IN_FLIGHT',
+    'overloadMaxInFlight',
+    'Load shedding of the edge: while its CPU is saturated and more than this many /v1 ' +
+      'requests are in flight, further ones are answered 503 SERVICE_UNAVAILABLE with ' +
+      '`Retry-After: 1` at once instead of queueing (0: never).',
+    { default: '256' },
+  ),
 ]);
 
 /** Names of the variables whose values are secret. */

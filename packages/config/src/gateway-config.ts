@@ -59,6 +59,8 @@ export type GatewayConfig = {
   readonly rateLimitExchangePerClient: number;
   readonly rateLimitIntrospectPerClient: number;
   readonly rateLimitServerPerIp: number;
+  /** Load shedding: requests in flight beyond which a saturated edge answers 503 (0: never). */
+  readonly overloadMaxInFlight: number;
 };
 
 /** Turns the parsed environment into a GatewayConfig (derived values included), frozen. */
@@ -103,5 +105,6 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     rateLimitExchangePerClient: env.RATE_LIMIT_EXCHANGE_PER_CLIENT,
     rateLimitIntrospectPerClient: env.RATE_LIMIT_INTROSPECT_PER_CLIENT,
     rateLimitServerPerIp: env.RATE_LIMIT_SERVER_PER_IP,
+    overloadMaxInFlight: env.OVERLOAD_MAX_IN_FLIGHT,
   });
 }

@@ -3,7 +3,6 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { fromConnectError, GatewayError } from '@gateway/errors';
 import type { Logger } from '@gateway/telemetry';
 import type { OperationCatalog } from './operation-catalog.js';
-import { RateLimitedError } from './rate-limit.js';
 
 const retryAfterSeconds: Partial<Record<string, string>> = {
   SERVICE_UNAVAILABLE: '5',
@@ -29,10 +28,10 @@ export function writeErrorAnswer(
       'request failed',
     );
   }
+  // A 429 over a rate limit, or a 503 of load shedding, says when to come back itself.
+  const explicit = (gatewayError as { retryAfterSeconds?: unknown }).retryAfterSeconds;
   const retryAfter =
-    gatewayError instanceof RateLimitedError
-      ? String(gatewayError.retryAfterSeconds)
-      : retryAfterSeconds[gatewayError.code];
+    typeof explicit === 'number' ? String(explicit) : retryAfterSeconds[gatewayError.code];
   if (retryAfter !== undefined) res.setHeader('Retry-After', retryAfter);
   const payload = JSON.stringify(gatewayError.toBody());
   res.statusCode = gatewayError.status;
