@@ -14,7 +14,8 @@ export type UserStatusWatch = {
   /**
    * Synchronous. `inactive` for a user who is not ACTIVE or has no row any more, `active`
    * otherwise, while the watch is live; `unknown` while it is not (starting, reconnecting,
-   * closed).
+   * closed), and on PostgreSQL from a write to authflow.users through this Database until
+   * the watch has caught up with it (createUserStatusWatch).
    */
   status(userId: string): UserStatusAnswer;
   readonly live: boolean;
@@ -40,6 +41,18 @@ const TRIGGERS = ['users_status_inserted', 'users_status_updated', 'users_status
 const ARMED_TRIGGERS_SQL = `select count(*)::int as armed from pg_trigger
   where tgrelid = 'authflow.users'::regclass and tgenabled <> 'D'
     and tgname in (${TRIGGERS.map((name) => `'${name}'`).join(', ')})`;
+
+/** A statement knex ran outside a transaction, as its `query-response` event tells it. */
+type QueryEvent = { sql?: string; method?: string; __knexTxId?: string };
+
+const USERS_TABLE = /authflow"?\."?users\b/;
+const READ_ONLY = /^\s*select\b/i;
+
+/** True for a committed statement that may have changed a row of authflow.users. */
+function wroteUsers(query: QueryEvent): boolean {
+  if (query.__knexTxId !== undefined || query.sql === undefined) return false;
+  return USERS_TABLE.test(query.sql) && !READ_ONLY.test(query.sql);
+}
 
 const NOT_ACTIVE_SQL = `select id::text as id from authflow.users where status <> 'ACTIVE'
   union all select id::text as id from authflow.deleted_users`;
@@ -74,6 +87,10 @@ export function createUserStatusWatch(
   let notActive: Set<string> | undefined;
   /** While loading: what was heard since LISTEN, by id (true: active). */
   let heard: Map<string, boolean> | undefined;
+  /** Writes to authflow.users seen through this Database, and how many a fence has covered. */
+  let writes = 0;
+  let covered = 0;
+  let fencing = false;
   let listener: DatabaseListener | undefined;
   /** The current round: notifications of an earlier round's connection are not applied. */
   let round: object | undefined;
@@ -122,6 +139,8 @@ export function createUserStatusWatch(
       if (triggers?.armed !== TRIGGERS.length) {
         throw new Error('The user-status triggers of authflow.users are missing or disabled');
       }
+      // The load is itself a fence for the writes that returned before it was sent.
+      const coveredByLoad = writes;
       const loaded = new Set(
         (await current.query<{ id: string }>(NOT_ACTIVE_SQL)).map((row) => row.id),
       );
@@ -132,6 +151,8 @@ export function createUserStatusWatch(
       heard = undefined;
       if (closing || !current.listening) return { wentLive: false, reason: undefined };
       notActive = loaded;
+      covered = Math.max(covered, coveredByLoad);
+      if (covered < writes) fence();
       return { wentLive: true, reason: await current.ended };
     } finally {
       notActive = undefined;
@@ -141,6 +162,40 @@ export function createUserStatusWatch(
       await current.close();
     }
   }
+
+  /**
+   * PostgreSQL sends a backend's pending notifications before its ReadyForQuery, and a
+   * commit signals the listening backends before the writer hears back. So once a query on
+   * the listening connection that was sent after a write returned has answered, that write's
+   * notification has been applied. Fences run one at a time, each covering every write seen
+   * before it was sent.
+   */
+  function fence(): void {
+    const current = listener;
+    if (fencing || current === undefined || notActive === undefined) return;
+    fencing = true;
+    const covers = writes;
+    current.query('select 1').then(
+      () => {
+        fencing = false;
+        if (listener !== current) return;
+        covered = Math.max(covered, covers);
+        if (covered < writes) fence();
+      },
+      // The listener has ended itself; the next round's load covers every write.
+      () => {
+        fencing = false;
+      },
+    );
+  }
+
+  // PGlite applies a notification before the writing query resolves: nothing to catch up.
+  const onQueryResponse = (_response: unknown, query: QueryEvent) => {
+    if (!wroteUsers(query)) return;
+    writes += 1;
+    fence();
+  };
+  if (db.kind === 'postgres') db.knex.on('query-response', onQueryResponse);
 
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -176,15 +231,18 @@ export function createUserStatusWatch(
   let closed: Promise<void> | undefined;
   return {
     status(userId) {
-      if (notActive === undefined || listener?.listening !== true) return 'unknown';
+      if (notActive === undefined || listener?.listening !== true || covered < writes) {
+        return 'unknown';
+      }
       return notActive.has(userId) ? 'inactive' : 'active';
     },
     get live() {
-      return notActive !== undefined && listener?.listening === true;
+      return notActive !== undefined && listener?.listening === true && covered >= writes;
     },
     close: () =>
       (closed ??= (async () => {
         closing = true;
+        db.knex.removeListener('query-response', onQueryResponse);
         notActive = undefined;
         wake?.();
         await listener?.close();
