@@ -5,6 +5,7 @@ import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { isUuid } from './store/auth-flow-store.js';
+import { isUserActive } from './user-status-watch.js';
 import { findUser, hasRole, PLATFORM_ADMIN, userStatus, type UserRow } from './users.js';
 
 type Account = MessageInitShape<typeof AccountSchema>;
@@ -58,9 +59,12 @@ export function createAccountService(
       if (sessionToken === '') throw unauthorized();
       const session = await deps.store.getSession(hashToken(sessionToken), now().getTime());
       if (session === undefined) throw unauthorized();
-      // Spec 3.8: a soft-deleted or suspended user's sessions authenticate nothing. Only the
-      // status is read (by primary key), on every call.
-      if ((await userStatus(knex, session.userId)) !== 'ACTIVE') throw unauthorized();
+      // Spec 3.8: a soft-deleted or suspended user's sessions authenticate nothing. The status
+      // comes from the user-status watch while it is live, else it is read by primary key.
+      const active = await isUserActive(deps.userStatus, session.userId, () =>
+        userStatus(knex, session.userId),
+      );
+      if (!active) throw unauthorized();
       return {
         userId: session.userId,
         sessionId: session.id,

@@ -4,6 +4,7 @@ import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import type { HandoffRecord, SessionRecord } from './store/auth-flow-store.js';
+import { isUserActive } from './user-status-watch.js';
 import { findUser, userStatus } from './users.js';
 
 export type SessionHandoff = ReturnType<typeof createSessionHandoff>;
@@ -125,11 +126,14 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
     if (session === undefined || session.platformKey !== request.platformKey) return inactive;
     const { snapshot } = session;
     if (snapshot === undefined) return introspectSessionOfBefore(session, request.platformKey);
-    // Issue 8: the answer comes from the session record, except the user's status, read live
-    // on every call (spec 4.5: a suspended or deleted user's sessions are inactive at once).
+    // Issue 8: the answer comes from the session record, except the user's status (spec 4.5:
+    // a suspended or deleted user's sessions are inactive at once): from the user-status
+    // watch while it is live, with no query; otherwise read by primary key.
     // The e-mail is the one of this session's login, the tier the environment's then.
-    const status = await userStatus(deps.db.knex, session.userId);
-    if (status !== 'ACTIVE') return inactive;
+    const active = await isUserActive(deps.userStatus, session.userId, () =>
+      userStatus(deps.db.knex, session.userId),
+    );
+    if (!active) return inactive;
     return {
       active: true,
       sessionId: session.id,
@@ -141,7 +145,7 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
         subject: snapshot.subject,
         email: snapshot.email,
         emailVerified: snapshot.emailVerified,
-        status,
+        status: 'ACTIVE',
       },
       environment: { key: session.environmentKey, tier: snapshot.environmentTier },
     };
