@@ -62,7 +62,7 @@ export type BenchOptions = {
   out: string;
   /** Only these scenarios (default: all). */
   only?: ScenarioName[];
-  /** Writes a V8 CPU profile of the all-in-one gateway into <out dir>/cpu-prof. */
+  /** V8 CPU profiles of the all-in-one gateway (and the split edge and auth-flow) in <out dir>/cpu-prof. */
   cpuProf?: boolean;
   /** Longest time spent producing handoff codes for S2 (default 60 s; --quick 20 s). */
   seedSeconds?: number;
@@ -130,6 +130,9 @@ export type BenchReport = {
   targets?: TargetCheck[];
   notes: string[];
 };
+
+/** S5 offers its rate from this many times S1's connections (see the overload scenario). */
+const OVERLOAD_CONNECTIONS_FACTOR = 3;
 
 const PLATFORM_KEY = 'BENCH';
 const RETURN_URL = 'http://localhost:3000/';
@@ -735,7 +738,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         step(
           `overload: introspect offered at ${offered.toFixed(0)} req/s (120% of ${capacity.toFixed(0)})`,
         );
-        for (const connections of profile.connections) {
+        // Requests beyond capacity only arrive when more are offered than answered: with one
+        // request in flight per connection, 50 or 100 connections never offer more than the
+        // gateway answers (that is S1). So the offered rate comes from three times as many
+        // connections, as from more clients, and each level is compared with S1 at its base.
+        for (const base of profile.connections) {
+          const connections = base * OVERLOAD_CONNECTIONS_FACTOR;
           const rssBefore = await rssBytes(gateway.pid);
           const sampler = sampleRss(gateway.pid);
           const usage = await cpuSnapshot([gateway.pid], pgTransactions);
@@ -751,18 +759,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           // Growth against the same load within capacity: the highest RSS of S1 at this
           // connection count (the RSS just before varies with when the last GC ran).
           const normal = report.results.find(
-            (row) => row.name === 'introspect-allinone' && row.connections === connections,
+            (row) => row.name === 'introspect-allinone' && row.connections === base,
           );
           const reference =
             typeof normal?.rssMaxBytes === 'number' ? normal.rssMaxBytes : rssBefore;
           addRow('overload', connections, result, {
             ...(await usage.done(result)),
             offeredRps: round2(offered),
+            comparedWithConnections: base,
             rssBeforeBytes: rssBefore,
             rssReferenceBytes: reference,
             rssMaxBytes: rssMax,
             rssGrowthPct: round2(((rssMax - reference) / reference) * 100),
-            latencyCorrectedForCoordinatedOmission: true,
+            latencyCorrectedForCoordinatedOmission: false,
           });
         }
       }
@@ -833,18 +842,24 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             ...splitEnv,
             PORT: String(ports.registry),
           }),
-          await start('split-auth-flow', 'services/auth-flow/src/main.ts', {
-            ...splitEnv,
-            PORT: String(ports.authFlow),
-          }),
+          await start(
+            'split-auth-flow',
+            'services/auth-flow/src/main.ts',
+            { ...splitEnv, PORT: String(ports.authFlow) },
+            [],
+            options.cpuProf === true ? ['--cpu-prof', `--cpu-prof-dir=${profDir}/auth-flow`] : [],
+          ),
           await start('split-onboarding', 'services/onboarding/src/main.ts', {
             ...splitEnv,
             PORT: String(ports.onboarding),
           }),
-          await start('split-edge', 'services/edge/src/main.ts', {
-            ...splitEnv,
-            PORT: String(ports.edge),
-          }),
+          await start(
+            'split-edge',
+            'services/edge/src/main.ts',
+            { ...splitEnv, PORT: String(ports.edge) },
+            [],
+            options.cpuProf === true ? ['--cpu-prof', `--cpu-prof-dir=${profDir}/edge`] : [],
+          ),
         ];
         const edgeUrl = internal(ports.edge);
         await waitUntilReady(edgeUrl, services[3] as BenchProcess, services);
@@ -1262,15 +1277,18 @@ function checkTargets(report: BenchReport): TargetCheck[] {
   }
   {
     const overload = rows('overload');
-    // Only a run that could not keep up with the offered rate says anything about overload.
-    const overloaded = overload.filter((row) => row.rps < 0.95 * Number(row.offeredRps));
-    // Fast answers: the excess is refused at once (429/503) rather than queued, so the
-    // latency stays where S1 had it.
-    const fast = overloaded.every((row) => {
-      const normal = at('introspect-allinone', row.connections);
+    // Fast answers: 120% of S1's capacity is offered; every request is answered (the excess
+    // refused at once with 429/503 rather than queued, or all of it served), no time-outs,
+    // and the latency stays near S1's.
+    const fast = overload.every((row) => {
+      const normal = at('introspect-allinone', Number(row.comparedWithConnections));
       const refused = (row.statusCounts['429'] ?? 0) + (row.statusCounts['503'] ?? 0);
+      const keptUp = row.rps >= 0.95 * Number(row.offeredRps);
       return (
-        normal !== undefined && refused > 0 && row.p99Ms <= 2 * normal.p99Ms && row.errors === 0
+        normal !== undefined &&
+        (refused > 0 || keptUp) &&
+        row.p99Ms <= 2 * normal.p99Ms &&
+        row.errors === 0
       );
     });
     checks.push({
@@ -1282,7 +1300,7 @@ function checkTargets(report: BenchReport): TargetCheck[] {
               `${row.rps.toFixed(0)} of ${Number(row.offeredRps).toFixed(0)} req/s offered, p99 ${row.p99Ms} ms, ${JSON.stringify(row.statusCounts)} @${row.connections}`,
           )
           .join('; ') || 'not measured',
-      holds: overloaded.length === 0 ? null : fast,
+      holds: overload.length === 0 ? null : fast,
     });
     checks.push({
       target: 'S5 RSS growth < +10%',

@@ -241,10 +241,10 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
   variable(
     'OVERLOAD_MAX_IN_FLIGHT',
     'overloadMaxInFlight',
-    'Load shedding of the edge: while its CPU is saturated and more than this many /v1 ' +
-      'requests are in flight, further ones are answered 503 SERVICE_UNAVAILABLE with ' +
-      '`Retry-After: 1` at once instead of queueing (0: never).',
-    { default: '256' },
+    'Load shedding of the edge: while this many start, exchange and introspect requests are ' +
+      'in flight, further ones are answered 503 SERVICE_UNAVAILABLE with `Retry-After: 1` at ' +
+      'once instead of queueing (0: never).',
+    { default: '128' },
   ),
 ]);
 

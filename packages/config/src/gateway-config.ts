@@ -59,7 +59,7 @@ export type GatewayConfig = {
   readonly rateLimitExchangePerClient: number;
   readonly rateLimitIntrospectPerClient: number;
   readonly rateLimitServerPerIp: number;
-  /** Load shedding: requests in flight beyond which a saturated edge answers 503 (0: never). */
+  /** Load shedding: start/exchange/introspect requests in flight beyond which the edge answers 503 (0: never). */
   readonly overloadMaxInFlight: number;
 };
 

@@ -14,21 +14,17 @@ import { createAuthentication } from './auth/authentication.js';
 import { createIssuerResolver } from './auth/issuer-resolver.js';
 import { createUserAuthentication } from './auth/user-authentication.js';
 import { createCors } from './http/cors.js';
-import {
-  createErrorHandler,
-  createUnmatchedRouteHandler,
-  writeErrorAnswer,
-} from './http/error-handler.js';
+import { createErrorHandler, createUnmatchedRouteHandler } from './http/error-handler.js';
 import { OperationCatalog } from './http/operation-catalog.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAuditRoutes } from './routes/audit-routes.js';
 import { createPlatformCredentialVerifier } from './http/basic-credentials.js';
 import { createFastLane } from './http/fast-lane.js';
-import { createLoadShedder, OverloadedError } from './http/load-shedding.js';
+import { createLoadShedder } from './http/load-shedding.js';
 import type { LeanContext } from './http/lean-operation.js';
 import { createRateLimiter, registerRateLimits } from './http/rate-limit.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit-store.js';
-import { createSecurityHeaders, setSecurityHeaders } from './http/security-headers.js';
+import { createSecurityHeaders } from './http/security-headers.js';
 import { registerAuthRoutes } from './routes/auth-routes.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
@@ -183,18 +179,11 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
     logger,
     production: config.production,
     limiter,
+    shedder: createLoadShedder({ maxInFlight: config.overloadMaxInFlight }),
     clientAddress: (req) =>
       trust === undefined ? (req.socket.remoteAddress ?? 'unknown') : proxyAddr(req, trust),
   });
-  const shedder = createLoadShedder({ maxInFlight: config.overloadMaxInFlight });
   return function serveEdge(req, res) {
-    // Health, docs and the OpenAPI document are never shed: probes must see the process.
-    if (req.url?.startsWith('/v1/') === true && !shedder.admit(res)) {
-      const path = req.url.split('?', 1)[0] ?? req.url;
-      setSecurityHeaders(res, path, config.production);
-      writeErrorAnswer(res, new OverloadedError(), logger, path);
-      return;
-    }
     if (!fastLane(req, res)) app(req, res);
   };
 }

@@ -9,6 +9,7 @@ import {
 } from '@gateway/telemetry';
 import { writeErrorAnswer } from './error-handler.js';
 import { runLeanOperation, type AnyLeanOperation, type LeanContext } from './lean-operation.js';
+import { OverloadedError, type LoadShedder } from './load-shedding.js';
 import type { LimitedOperation, RateLimiter } from './rate-limit.js';
 import { setSecurityHeaders } from './security-headers.js';
 
@@ -18,6 +19,8 @@ export type FastLaneOptions = {
   logger: Logger;
   production: boolean;
   limiter: RateLimiter;
+  /** Bounds the sheddable operations in flight (S5). */
+  shedder: LoadShedder;
   /** The client's address, after trusted proxies (as Express's `req.ip`). */
   clientAddress: (req: IncomingMessage) => string;
 };
@@ -69,6 +72,10 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     });
     exchange.within(() => {
       logHttpExchange(logger, req, res, { path, requestId: () => requestId });
+      if (operation.sheddable === true && !options.shedder.admit(res)) {
+        writeErrorAnswer(res, new OverloadedError(), logger, path);
+        return;
+      }
       void serve(operation, req, res, path, queryStart < 0 ? '' : url.slice(queryStart + 1));
     });
     return true;

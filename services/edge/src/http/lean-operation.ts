@@ -46,6 +46,11 @@ export type LeanOperation<Q extends ObjectSchema | undefined, B extends z.ZodTyp
   headers: LeanHeaders;
   /** platformBasicAuth with these kinds, checked before the query or body is read. */
   credential?: readonly PlatformCredentialKind[];
+  /**
+   * Refused with 503 at once while the fast lane is at its bound of requests in flight
+   * (load-shedding.ts): for operations that do not wait on anything slow.
+   */
+  sheddable?: boolean;
   handle(input: {
     query: Q extends z.ZodType ? z.output<Q> : undefined;
     body: B extends z.ZodType ? z.output<B> : undefined;

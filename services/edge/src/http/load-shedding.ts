@@ -1,5 +1,4 @@
 import type { ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { GatewayError } from '@gateway/errors';
 
 /** The answer of a shed request: 503 SERVICE_UNAVAILABLE with `Retry-After: 1`. */
@@ -11,66 +10,45 @@ export class OverloadedError extends GatewayError {
   }
 }
 
-/** Event-loop utilisation above which the process counts as saturated. */
-const SATURATED_UTILIZATION = 0.9;
-/** How often the utilisation is sampled. */
-const SAMPLE_INTERVAL_MS = 100;
-
 export type LoadShedder = {
   /**
-   * Whether to take the request: false when the process is saturated and already holds
-   * `maxInFlight` requests (the caller answers 503 at once). A taken request counts until its
-   * response finishes or its connection closes.
+   * Whether to take the request: false when `maxInFlight` requests are already in flight (the
+   * caller answers 503 at once). A taken request counts until its response finishes or its
+   * connection closes.
    */
   admit(res: ServerResponse): boolean;
   readonly inFlight: number;
-  close(): void;
 };
 
 /**
- * Issue 8 (S5, beyond capacity): without shedding, requests beyond what the CPU can serve
- * queue up inside the process and every answer, also the ones within capacity, waits longer
- * and longer. The edge therefore refuses new /v1 requests at once (503, `Retry-After: 1`)
- * while both hold:
- * - the event loop was busy more than 90% of the last 100 ms (CPU-bound, not waiting on an
- *   identity provider or a database: requests that wait do not cost CPU and are not shed), and
- * - more than `maxInFlight` requests are in flight (a full load of normal traffic, e.g. a
- *   hundred keep-alive connections of platform backends, stays below it).
- * A refusal costs a few microseconds, so a saturated edge answers everyone quickly: most
- * requests within capacity, the excess with 503 that a client retries.
+ * Issue 8 (S5, beyond capacity): without a bound, requests beyond what the CPU can serve queue
+ * up inside the process and every answer, also the ones within capacity, waits longer and
+ * longer. The operations it guards (start, exchange, introspect: fast, CPU-bound work and one
+ * Redis round trip, nothing that waits on an identity provider) are therefore refused at once
+ * (503, `Retry-After: 1`) while `maxInFlight` of them are in flight. At a fraction of a
+ * millisecond each, 128 in flight already mean tens of milliseconds of queued work; a full
+ * load of normal traffic (a hundred keep-alive connections of platform backends) stays below
+ * it. A refusal costs a few microseconds, so a saturated edge still answers everyone quickly:
+ * what it can serve with 200, the excess with a 503 that a client retries.
  */
 export function createLoadShedder(options: { maxInFlight: number }): LoadShedder {
   let inFlight = 0;
-  let saturated = false;
-  let last = performance.eventLoopUtilization();
-  const sampler = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    saturated = performance.eventLoopUtilization(now, last).utilization > SATURATED_UTILIZATION;
-    last = now;
-  }, SAMPLE_INTERVAL_MS);
-  sampler.unref();
-  const release = () => {
-    inFlight -= 1;
-  };
   return {
     admit(res) {
-      if (options.maxInFlight > 0 && saturated && inFlight >= options.maxInFlight) return false;
+      if (options.maxInFlight > 0 && inFlight >= options.maxInFlight) return false;
       inFlight += 1;
       let released = false;
-      const once = () => {
+      const release = () => {
         if (released) return;
         released = true;
-        release();
+        inFlight -= 1;
       };
-      res.once('finish', once);
-      res.once('close', once);
+      res.once('finish', release);
+      res.once('close', release);
       return true;
     },
     get inFlight() {
       return inFlight;
-    },
-    close() {
-      clearInterval(sampler);
     },
   };
 }

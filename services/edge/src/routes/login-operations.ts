@@ -37,6 +37,7 @@ export function createLoginOperations(
 
   const start: LeanOperation<typeof StartQuery, undefined> = {
     headers: 'browser-redirect',
+    sheddable: true,
     definition: {
       operationId: 'startAuthentication',
       method: 'get',
@@ -135,6 +136,7 @@ export function createLoginOperations(
   const exchange: LeanOperation<undefined, typeof ExchangeBody> = {
     headers: 'no-store',
     credential: ['bff'],
+    sheddable: true,
     definition: {
       operationId: 'exchangeAuthenticationHandoff',
       method: 'post',
@@ -175,6 +177,7 @@ export function createLoginOperations(
   const introspect: LeanOperation<undefined, typeof IntrospectBody> = {
     headers: 'no-store',
     credential: ['bff', 'backend'],
+    sheddable: true,
     definition: {
       operationId: 'introspectGatewaySession',
       method: 'post',
