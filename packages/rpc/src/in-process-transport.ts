@@ -11,12 +11,9 @@ import {
   type UnaryResponse,
 } from '@connectrpc/connect';
 import type { ServiceRoutes } from './service-routes.js';
+import { chainUnary, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
 
 type UnaryImpl = (request: unknown, context: HandlerContext) => unknown;
-type UnaryCall = (request: UnaryRequest) => Promise<UnaryResponse>;
-
-/** Handlers here never abort: a deadline rejects the caller's promise instead (see below). */
-const NEVER_ABORTED = new AbortController().signal;
 
 /**
  * The unary methods registered by `routes`, captured without a Connect router: what the
@@ -53,15 +50,6 @@ function captureUnaryMethods(routes: ServiceRoutes): Map<DescMethod, UnaryImpl> 
   return methods;
 }
 
-type AnyCall = Parameters<Interceptor>[0];
-
-/** The interceptors around `call`, the first one outermost (as Connect applies them). */
-function chain(call: UnaryCall, interceptors: readonly Interceptor[]): UnaryCall {
-  let next = call as AnyCall;
-  for (const interceptor of [...interceptors].reverse()) next = interceptor(next);
-  return next as UnaryCall;
-}
-
 /**
  * Issue 8: the all-in-one process's service calls without the wire. Connect's router
  * transport serialises every request and answer to protobuf bytes and back and gives each
@@ -84,7 +72,7 @@ export function createInProcessTransport(
   },
 ): Transport {
   const methods = captureUnaryMethods(routes);
-  const serve = chain(async (request) => {
+  const serve = chainUnary(async (request) => {
     const impl = methods.get(request.method);
     if (impl === undefined) {
       throw new ConnectError(`${request.method.name} is not served here`, Code.Unimplemented);
@@ -119,7 +107,7 @@ export function createInProcessTransport(
   // The deadline sits inside the client interceptors, as over the wire: the caller's span
   // (and its dependency-error count) ends with DEADLINE_EXCEEDED when the caller gets it.
   const callWithin = (timeoutMs: number): UnaryCall =>
-    chain((request) => withDeadline(serve(request), timeoutMs), options.clientInterceptors);
+    chainUnary((request) => withDeadline(serve(request), timeoutMs), options.clientInterceptors);
   const defaultCall = callWithin(options.timeoutMs);
 
   return {

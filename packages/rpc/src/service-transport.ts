@@ -1,6 +1,6 @@
 import type { Interceptor, Transport } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
 import { createClientTracingInterceptor } from '@gateway/telemetry';
+import { createHttp2ConnectTransport } from './http2-connect-transport.js';
 import { createInProcessTransport } from './in-process-transport.js';
 import type { ServiceRoutes } from './service-routes.js';
 
@@ -20,10 +20,8 @@ export function createServiceTransport(
 ): Transport {
   const interceptors = [createClientTracingInterceptor()];
   if (target.kind === 'remote') {
-    return createConnectTransport({
+    return createHttp2ConnectTransport({
       baseUrl: target.baseUrl,
-      httpVersion: '2',
-      useBinaryFormat: true,
       interceptors,
       defaultTimeoutMs: options.timeoutMs,
       // Notice a dead peer between requests instead of on the next call.
