@@ -1,54 +1,15 @@
-import { create, isMessage, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
+import { create, isMessage, type DescMessage } from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
   createContextValues,
-  type ConnectRouter,
-  type HandlerContext,
   type Interceptor,
   type Transport,
   type UnaryRequest,
-  type UnaryResponse,
 } from '@connectrpc/connect';
 import type { ServiceRoutes } from './service-routes.js';
+import { createUnaryDispatcher } from './unary-dispatcher.js';
 import { chainUnary, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
-
-type UnaryImpl = (request: unknown, context: HandlerContext) => unknown;
-
-/**
- * The unary methods registered by `routes`, captured without a Connect router: what the
- * in-process transport calls directly.
- */
-function captureUnaryMethods(routes: ServiceRoutes): Map<DescMethod, UnaryImpl> {
-  const methods = new Map<DescMethod, UnaryImpl>();
-  const unimplemented = (method: DescMethod): UnaryImpl => {
-    const message = `${method.parent.typeName}.${method.name} is not implemented`;
-    return () => {
-      throw new ConnectError(message, Code.Unimplemented);
-    };
-  };
-  const router = {
-    handlers: [],
-    service(service, implementation) {
-      for (const method of service.methods) {
-        const impl: unknown = (implementation as Record<string, unknown>)[method.localName];
-        methods.set(
-          method,
-          typeof impl === 'function'
-            ? (impl.bind(implementation) as UnaryImpl)
-            : unimplemented(method),
-        );
-      }
-      return router;
-    },
-    rpc(method, impl) {
-      methods.set(method, impl as UnaryImpl);
-      return router;
-    },
-  } as ConnectRouter;
-  routes(router);
-  return methods;
-}
 
 /**
  * Issue 8: the all-in-one process's service calls without the wire. Connect's router
@@ -71,39 +32,7 @@ export function createInProcessTransport(
     timeoutMs: number;
   },
 ): Transport {
-  const methods = captureUnaryMethods(routes);
-  const serve = chainUnary(async (request) => {
-    const impl = methods.get(request.method);
-    if (impl === undefined) {
-      throw new ConnectError(`${request.method.name} is not served here`, Code.Unimplemented);
-    }
-    const responseHeader = new Headers();
-    const responseTrailer = new Headers();
-    const context: HandlerContext = {
-      method: request.method,
-      service: request.service,
-      signal: NEVER_ABORTED,
-      timeoutMs: () => undefined,
-      requestMethod: request.requestMethod,
-      requestHeader: request.header,
-      responseHeader,
-      responseTrailer,
-      values: request.contextValues,
-      url: request.url,
-      peer: { addr: 'in-process' },
-      abort: () => undefined,
-    } as unknown as HandlerContext;
-    const answer = await impl(request.message, context);
-    const output = request.method.output;
-    return {
-      stream: false,
-      service: request.service,
-      method: request.method,
-      header: responseHeader,
-      trailer: responseTrailer,
-      message: isMessage(answer, output) ? answer : create(output, answer as never),
-    } as UnaryResponse;
-  }, options.serverInterceptors);
+  const serve = chainUnary(createUnaryDispatcher(routes).call, options.serverInterceptors);
   // The deadline sits inside the client interceptors, as over the wire: the caller's span
   // (and its dependency-error count) ends with DEADLINE_EXCEEDED when the caller gets it.
   const callWithin = (timeoutMs: number): UnaryCall =>
