@@ -6,6 +6,7 @@ export {
 } from './discovery-document.js';
 export { createDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
 export { createJwksCache, type JwksCache } from './jwks-cache.js';
+export { verifyJwt, type JwtVerifyOptions } from './jwt-verify.js';
 export {
   accessTokenAlgorithms,
   createAccessTokenVerifier,

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { errors as joseErrors, type JWTPayload } from 'jose';
 import { GatewayError } from '@gateway/errors';
-import type { DiscoveryCache, DiscoveryDocument, JwksCache } from '@gateway/oidc';
+import {
+  verifyJwt,
+  type DiscoveryCache,
+  type DiscoveryDocument,
+  type JwksCache,
+} from '@gateway/oidc';
 import { traceDependencyCall } from '@gateway/telemetry';
 
 /** Spec 4.2 step 3: the only ID token algorithms accepted. */
@@ -162,7 +167,8 @@ export type VerifiedIdToken = {
 /**
  * Spec 4.2 step 3: the ID token is verified against the environment's JWKS: issuer exactly
  * equal, audience the environment's client, algorithm EdDSA, RS256 or ES256, `sub` present.
- * The nonce is returned for the caller, which holds only its hash.
+ * The nonce is returned for the caller, which holds only its hash. The signature is checked
+ * with node:crypto on this thread (verifyJwt), not through WebCrypto's thread pool.
  */
 export async function verifyIdToken(
   idToken: string,
@@ -178,7 +184,7 @@ export async function verifyIdToken(
   }
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(idToken, jwks.keySetFor(document.jwks_uri), {
+    ({ payload } = await verifyJwt(idToken, jwks.keySetFor(document.jwks_uri), {
       issuer: client.issuer,
       audience: client.clientId,
       algorithms: idTokenAlgorithms,
