@@ -27,6 +27,9 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     // default ioredis re-sends unanswered commands after a reconnect, so a handoff consume
     // answered 503 would still redeem the code once Redis is back, and the code be lost.
     autoResendUnfulfilledCommands: false,
+    // Issue 8: commands issued in the same tick go out in one write (one system call) instead
+    // of one each; under load that was an eighth of the auth-flow service's CPU.
+    enableAutoPipelining: true,
   });
   // Without a listener ioredis reports every failed reconnect as an unhandled error.
   redis.on('error', () => undefined);
