@@ -15,20 +15,44 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
   }
   if (declaredLength > limitBytes) throw tooLarge(limitBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limitBytes) throw tooLarge(limitBytes);
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await readBody(req, limitBytes)).toString('utf8');
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {
     throw new GatewayError('VALIDATION_ERROR', 'The request body is not valid JSON.');
   }
+}
+
+/**
+ * The body's bytes (events rather than an async iterator: cheaper on the hot paths).
+ * PAYLOAD_TOO_LARGE past `limitBytes` (the rest is not read; the server discards it after the
+ * answer); a request that ends before its body does rejects.
+ */
+function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (error: Error | undefined) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      if (error !== undefined) {
+        req.pause();
+        reject(error);
+      } else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) finish(tooLarge(limitBytes));
+      else chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => finish(undefined));
+    req.once('error', (error) => finish(error));
+    req.once('close', () => finish(new Error('The request ended before its body did.')));
+  });
 }
 
 function isJsonContentType(header: string | undefined): boolean {
