@@ -1313,7 +1313,7 @@ function checkTargets(report: BenchReport): TargetCheck[] {
   {
     const bytes = report.memory?.redisBytesPerSession;
     checks.push({
-      target: 'S6 <= 1 KiB of Redis per session',
+      target: 'S6 <= 1 KiB of Redis per session (our own goal: issue 8 only asks to measure it)',
       value: typeof bytes === 'number' ? `${bytes.toFixed(0)} B` : 'not measured',
       holds: typeof bytes === 'number' ? bytes <= 1024 : null,
     });
