@@ -7,6 +7,7 @@ export {
 export { createDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
 export { createJwksCache, type JwksCache } from './jwks-cache.js';
 export { verifyJwt, type JwtVerifyOptions } from './jwt-verify.js';
+export { formPostChannel, postForm, type FormPostResult } from './post-form.js';
 export {
   accessTokenAlgorithms,
   createAccessTokenVerifier,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { connectRedis } from '@gateway/db';
 import { createLogger, startTelemetry, type Telemetry } from '@gateway/telemetry';
 import { createMemoryLog, createMemorySpans } from '@gateway/telemetry/testing';
@@ -27,7 +28,18 @@ const tokenEndpointTraffic: { verifiers: string[]; idTokens: string[] } = {
   verifiers: [],
   idTokens: [],
 };
-const realFetch = globalThis.fetch;
+// The token request goes through @gateway/oidc's postForm, which shows each one on a channel.
+const formPostChannel = diagnosticsChannel.channel('gateway:oidc.form-post');
+const onFormPost = (message: unknown) => {
+  const { form, result } = message as {
+    form: Record<string, string>;
+    result: { answered: boolean; body?: unknown };
+  };
+  if (form.grant_type === undefined) return;
+  if (form.code_verifier !== undefined) tokenEndpointTraffic.verifiers.push(form.code_verifier);
+  const body = result.body as Record<string, unknown> | undefined;
+  if (typeof body?.id_token === 'string') tokenEndpointTraffic.idTokens.push(body.id_token);
+};
 
 beforeAll(async () => {
   metricsPort = await unusedLocalPort();
@@ -36,23 +48,11 @@ beforeAll(async () => {
     spanProcessors: [spans.processor],
     metricsPort,
   });
-  globalThis.fetch = async (input, init) => {
-    const response = await realFetch(input, init);
-    if (init?.body instanceof URLSearchParams && init.body.get('grant_type') !== null) {
-      const verifier = init.body.get('code_verifier');
-      if (verifier !== null) tokenEndpointTraffic.verifiers.push(verifier);
-      const body = (await response
-        .clone()
-        .json()
-        .catch(() => ({}))) as Record<string, unknown>;
-      if (typeof body.id_token === 'string') tokenEndpointTraffic.idTokens.push(body.id_token);
-    }
-    return response;
-  };
+  formPostChannel.subscribe(onFormPost);
 });
 
 afterAll(async () => {
-  globalThis.fetch = realFetch;
+  formPostChannel.unsubscribe(onFormPost);
   await telemetry.shutdown();
 });
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { errors as joseErrors, type JWTPayload } from 'jose';
 import { GatewayError } from '@gateway/errors';
 import {
+  postForm,
   verifyJwt,
   type DiscoveryCache,
   type DiscoveryDocument,
@@ -78,8 +79,10 @@ function basicAuthorization(clientId: string, clientSecret: string): string {
  * client_secret_basic and the PKCE verifier. A refusal by the provider is 401
  * AUTHORIZATION_CODE_EXCHANGE_FAILED; an unreachable or failing provider 503
  * IDENTITY_UNAVAILABLE; a response without an ID token 401 TOKEN_RESPONSE_INVALID.
- * The access token of the response is ignored. Runs in an `oidc.token` span (endpoint host
- * and path only); an unavailable provider counts as an `identity` dependency error.
+ * The access token of the response is ignored. The request goes through node:http(s) with a
+ * keep-alive agent (postForm), bounded by `timeoutMs` as a whole. Runs in an `oidc.token`
+ * span (endpoint host and path only); an unavailable provider counts as an `identity`
+ * dependency error.
  */
 export async function exchangeAuthorizationCode(
   document: DiscoveryDocument,
@@ -106,39 +109,35 @@ async function requestIdToken(
   client: EnvironmentClient,
   request: { code: string; redirectUri: string; codeVerifier: string; timeoutMs: number },
 ): Promise<string> {
-  let response: Response;
-  try {
-    response = await fetch(tokenEndpoint, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(request.timeoutMs),
-      headers: {
-        authorization: basicAuthorization(client.clientId, client.clientSecret),
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-      },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code: request.code,
-        redirect_uri: request.redirectUri,
-        code_verifier: request.codeVerifier,
-      }),
-    });
-  } catch (error) {
+  const response = await postForm(
+    tokenEndpoint,
+    {
+      grant_type: 'authorization_code',
+      code: request.code,
+      redirect_uri: request.redirectUri,
+      code_verifier: request.codeVerifier,
+    },
+    {
+      authorization: basicAuthorization(client.clientId, client.clientSecret),
+      accept: 'application/json',
+    },
+    request.timeoutMs,
+  );
+  if (!response.answered) {
     throw new GatewayError(
       'IDENTITY_UNAVAILABLE',
       'The identity provider token endpoint is unreachable.',
       {
-        cause: error,
+        cause: response.cause,
       },
     );
   }
-  const body = (await response.json().catch(() => undefined)) as
-    Record<string, unknown> | undefined;
+  // JSON `null` is no answer either.
+  const body = (response.body ?? undefined) as Record<string, unknown> | undefined;
   if (response.status >= 500 || body === undefined) {
     throw new GatewayError('IDENTITY_UNAVAILABLE', 'The identity provider token endpoint failed.');
   }
-  if (!response.ok) {
+  if (response.status < 200 || response.status > 299) {
     const error = typeof body.error === 'string' ? body.error : 'unknown';
     throw new GatewayError(
       'AUTHORIZATION_CODE_EXCHANGE_FAILED',
