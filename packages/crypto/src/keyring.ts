@@ -1,9 +1,10 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { TextDecoder } from 'node:util';
 import { fromBase64Url, toBase64Url } from './base64url.js';
 import { DecryptionError } from './decryption-error.js';
 import { assertValidEncryptionKey, KEY_ID_PATTERN } from './encryption-keys.js';
 import type { EncryptionKey } from './encryption-keys.js';
+import { takeRandomBytes } from './tokens.js';
 
 const VERSION = 'v1';
 const ALGORITHM = 'aes-256-gcm';
@@ -100,7 +101,7 @@ export function createKeyring(keys: readonly EncryptionKey[]): Keyring {
     activeKeyId,
     keyIds,
     encrypt(plaintext: string | Buffer, associatedData?: string): string {
-      const iv = randomBytes(IV_BYTES);
+      const iv = takeRandomBytes(IV_BYTES);
       const cipher = createCipheriv(ALGORITHM, activeKey, iv, { authTagLength: TAG_BYTES });
       cipher.setAAD(additionalData(activeKeyId, associatedData));
       const input = typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : plaintext;

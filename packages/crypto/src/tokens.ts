@@ -21,7 +21,11 @@ const POOL_BYTES = 8192;
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
 
-function takeRandomBytes(bytes: number): Buffer {
+/**
+ * `bytes` fresh random bytes from the pool: a view, valid until the caller is done with it
+ * (never handed out again). Also the nonces (IVs) of the keyring's encryption.
+ */
+export function takeRandomBytes(bytes: number): Buffer {
   if (bytes > POOL_BYTES) return randomFillSync(Buffer.alloc(bytes));
   if (poolOffset + bytes > pool.length) {
     pool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
