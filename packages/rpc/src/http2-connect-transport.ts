@@ -5,18 +5,16 @@ import {
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
 } from 'node:http2';
-import { create, fromBinary, isMessage, toBinary, type DescMessage } from '@bufbuild/protobuf';
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
-  createContextValues,
   type Interceptor,
   type Transport,
-  type UnaryRequest,
   type UnaryResponse,
 } from '@connectrpc/connect';
 import { codeFromHttpStatus, errorFromJsonBytes } from '@connectrpc/connect/protocol-connect';
-import { chainUnary, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
+import { chainUnary, unaryTransport, type UnaryCall } from './unary-chain.js';
 
 export type Http2ConnectTransportOptions = {
   /** `http://host:port` of the service (h2c). */
@@ -90,6 +88,17 @@ function responseHeaders(headers: IncomingHttpHeaders): { header: Headers; trail
   return { header, trailer };
 }
 
+/** UNAVAILABLE, the gateway's 503: the service could not be reached, or dropped the call. */
+function unreachable(cause: unknown): ConnectError {
+  return new ConnectError(
+    'the service cannot be reached',
+    Code.Unavailable,
+    undefined,
+    undefined,
+    cause,
+  );
+}
+
 /**
  * Issue 8: unary Connect calls (binary protocol) over one HTTP/2 session, for split mode's
  * hot path. connect-node's transport builds several AbortControllers, web Headers and async
@@ -135,15 +144,7 @@ export function createHttp2ConnectTransport(options: Http2ConnectTransportOption
         try {
           stream = sessions.get().request(headers);
         } catch (error) {
-          fail(
-            new ConnectError(
-              'the service cannot be reached',
-              Code.Unavailable,
-              undefined,
-              undefined,
-              error,
-            ),
-          );
+          fail(unreachable(error));
           return;
         }
         let status = 0;
@@ -155,15 +156,7 @@ export function createHttp2ConnectTransport(options: Http2ConnectTransportOption
         });
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
         stream.on('error', (error) => {
-          fail(
-            new ConnectError(
-              'the service cannot be reached',
-              Code.Unavailable,
-              undefined,
-              undefined,
-              error,
-            ),
-          );
+          fail(unreachable(error));
         });
         stream.on('close', () => {
           if (settled) return;
@@ -212,34 +205,10 @@ export function createHttp2ConnectTransport(options: Http2ConnectTransportOption
         stream.end(toBinary(request.method.input, request.message));
       });
 
-  const defaultCall = chainUnary(send(options.defaultTimeoutMs), options.interceptors);
-
-  return {
-    async unary(method, signal, timeoutMs, header, input, contextValues) {
-      signal?.throwIfAborted();
-      const message = isMessage(input, method.input)
-        ? input
-        : create(method.input as DescMessage, input as never);
-      const call =
-        timeoutMs === undefined || timeoutMs === options.defaultTimeoutMs
-          ? defaultCall
-          : chainUnary(send(timeoutMs), options.interceptors);
-      return (await call({
-        stream: false,
-        service: method.parent,
-        method,
-        requestMethod: 'POST',
-        url: `${base}/${method.parent.typeName}/${method.name}`,
-        signal: signal ?? NEVER_ABORTED,
-        header: new Headers(header),
-        contextValues: contextValues ?? createContextValues(),
-        message,
-      } as UnaryRequest)) as never;
-    },
-    stream() {
-      return Promise.reject(
-        new ConnectError('streaming calls are not served by this transport', Code.Unimplemented),
-      );
-    },
-  };
+  return unaryTransport({
+    urlBase: base,
+    defaultTimeoutMs: options.defaultTimeoutMs,
+    callWithin: (timeoutMs) => chainUnary(send(timeoutMs), options.interceptors),
+    noStreaming: 'streaming calls are not served by this transport',
+  });
 }

@@ -1,15 +1,7 @@
-import { create, isMessage, type DescMessage } from '@bufbuild/protobuf';
-import {
-  Code,
-  ConnectError,
-  createContextValues,
-  type Interceptor,
-  type Transport,
-  type UnaryRequest,
-} from '@connectrpc/connect';
+import { Code, ConnectError, type Interceptor, type Transport } from '@connectrpc/connect';
 import type { ServiceRoutes } from './service-routes.js';
+import { chainUnary, unaryTransport, type UnaryCall } from './unary-chain.js';
 import { createUnaryDispatcher } from './unary-dispatcher.js';
-import { chainUnary, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
 
 /**
  * Issue 8: the all-in-one process's service calls without the wire. Connect's router
@@ -37,34 +29,12 @@ export function createInProcessTransport(
   // (and its dependency-error count) ends with DEADLINE_EXCEEDED when the caller gets it.
   const callWithin = (timeoutMs: number): UnaryCall =>
     chainUnary((request) => withDeadline(serve(request), timeoutMs), options.clientInterceptors);
-  const defaultCall = callWithin(options.timeoutMs);
-
-  return {
-    async unary(method, signal, timeoutMs, header, input, contextValues) {
-      signal?.throwIfAborted();
-      const message = isMessage(input, method.input)
-        ? input
-        : create(method.input as DescMessage, input as never);
-      const deadlineMs = timeoutMs ?? options.timeoutMs;
-      const call = deadlineMs === options.timeoutMs ? defaultCall : callWithin(deadlineMs);
-      return (await call({
-        stream: false,
-        service: method.parent,
-        method,
-        requestMethod: 'POST',
-        url: `in-process:/${method.parent.typeName}/${method.name}`,
-        signal: signal ?? NEVER_ABORTED,
-        header: new Headers(header),
-        contextValues: contextValues ?? createContextValues(),
-        message,
-      } as UnaryRequest)) as never;
-    },
-    stream() {
-      return Promise.reject(
-        new ConnectError('streaming calls are not served in process', Code.Unimplemented),
-      );
-    },
-  };
+  return unaryTransport({
+    urlBase: 'in-process:',
+    defaultTimeoutMs: options.timeoutMs,
+    callWithin,
+    noStreaming: 'streaming calls are not served in process',
+  });
 }
 
 function withDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {

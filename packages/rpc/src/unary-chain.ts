@@ -1,4 +1,13 @@
-import type { Interceptor, UnaryRequest, UnaryResponse } from '@connectrpc/connect';
+import { create, isMessage, type DescMessage } from '@bufbuild/protobuf';
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from '@connectrpc/connect';
 
 /** One unary call through a transport's interceptors. */
 export type UnaryCall = (request: UnaryRequest) => Promise<UnaryResponse>;
@@ -13,4 +22,44 @@ export function chainUnary(call: UnaryCall, interceptors: readonly Interceptor[]
   let next = call as AnyCall;
   for (const interceptor of [...interceptors].reverse()) next = interceptor(next);
   return next as UnaryCall;
+}
+
+/**
+ * A Transport of unary calls only: each call becomes a UnaryRequest for `callWithin(its
+ * deadline)` (built once for the default deadline); streaming calls are refused.
+ */
+export function unaryTransport(options: {
+  /** The request's `url`: `<urlBase>/<service>/<method>`. */
+  urlBase: string;
+  defaultTimeoutMs: number;
+  callWithin: (timeoutMs: number) => UnaryCall;
+  /** Why streaming calls are refused. */
+  noStreaming: string;
+}): Transport {
+  const defaultCall = options.callWithin(options.defaultTimeoutMs);
+  return {
+    async unary(method, signal, timeoutMs, header, input, contextValues) {
+      signal?.throwIfAborted();
+      const message = isMessage(input, method.input)
+        ? input
+        : create(method.input as DescMessage, input as never);
+      const deadlineMs = timeoutMs ?? options.defaultTimeoutMs;
+      const call =
+        deadlineMs === options.defaultTimeoutMs ? defaultCall : options.callWithin(deadlineMs);
+      return (await call({
+        stream: false,
+        service: method.parent,
+        method,
+        requestMethod: 'POST',
+        url: `${options.urlBase}/${method.parent.typeName}/${method.name}`,
+        signal: signal ?? NEVER_ABORTED,
+        header: new Headers(header),
+        contextValues: contextValues ?? createContextValues(),
+        message,
+      } as UnaryRequest)) as never;
+    },
+    stream() {
+      return Promise.reject(new ConnectError(options.noStreaming, Code.Unimplemented));
+    },
+  };
 }
