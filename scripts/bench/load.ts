@@ -38,28 +38,32 @@ export type LoadResult = {
  * one request in flight per connection (no pipelining).
  */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const instance = autocannon({
-    url: spec.url,
-    connections: spec.connections,
-    pipelining: 1,
-    timeout: 10,
-    ...(spec.amount === undefined
-      ? { duration: spec.durationSeconds ?? 10 }
-      : { amount: spec.amount, duration: 3600 }),
-    ...(spec.overallRate === undefined
-      ? {}
-      : { overallRate: Math.round(spec.overallRate), ignoreCoordinatedOmission: true }),
-    requests: spec.requests,
-  });
   // A run of `amount` requests ends at autocannon's next one-second tick, so its own duration
   // is at least a second however fast the answers came: time the first request to the last
   // answer here instead.
   const startedAt = performance.now();
   let lastAnswerAt = startedAt;
-  instance.on('response', () => {
-    lastAnswerAt = performance.now();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: spec.url,
+        connections: spec.connections,
+        pipelining: 1,
+        timeout: 10,
+        ...(spec.amount === undefined
+          ? { duration: spec.durationSeconds ?? 10 }
+          : { amount: spec.amount, duration: 3600 }),
+        ...(spec.overallRate === undefined
+          ? {}
+          : { overallRate: Math.round(spec.overallRate), ignoreCoordinatedOmission: true }),
+        requests: spec.requests,
+      },
+      (error, answer) => (error === null ? resolve(answer) : reject(error)),
+    );
+    instance.on('response', () => {
+      lastAnswerAt = performance.now();
+    });
   });
-  const result = await instance;
   const seconds =
     spec.amount === undefined ? result.duration : Math.max(lastAnswerAt - startedAt, 1) / 1000;
   const statusCounts: Record<string, number> = {};
