@@ -3,7 +3,9 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { createDatabase, migrateSchema, type Database } from '@gateway/db';
 import { createTestDatabase, waitFor, type TestDatabase } from '@gateway/testkit';
 import { authFlowMigrations } from './authflow-migrations.js';
+import { USER_STATUS_CHANNEL } from './migrations/0003-notify-user-status.js';
 import { createUserStatusWatch, isUserActive, type UserStatusWatch } from './user-status-watch.js';
+import { provisionUser, type IdentityClaims } from './users.js';
 
 const LISTENING_BACKENDS = `select pid from pg_stat_activity
   where application_name = 'gateway listen authflow_user_status' and datname = current_database()`;
@@ -222,6 +224,77 @@ describe('user-status watch when its PostgreSQL connection goes', () => {
     }
     await until('the watch to catch up', () => watched.live);
     expect(watched.status(id)).toBe('active');
+    await watched.close();
+  });
+
+  it('sends no fence after a login, which changes no status, and still fences a status change through the same Database', async () => {
+    // What the watch sends on its listening connection: after the load, only fences.
+    const sent: string[] = [];
+    const spied = new Proxy(db, {
+      get(target, property) {
+        if (property === 'listen') {
+          return async (...args: Parameters<Database['listen']>) => {
+            const listener = await target.listen(...args);
+            return new Proxy(listener, {
+              get(inner, key) {
+                if (key === 'query') {
+                  return (sql: string) => {
+                    sent.push(sql);
+                    return inner.query(sql);
+                  };
+                }
+                return Reflect.get(inner, key, inner);
+              },
+            });
+          };
+        }
+        return Reflect.get(target, property, target);
+      },
+    });
+    const watched = watch(spied);
+    const suspended = await addUser(db, 'SUSPENDED');
+    await until('the watch to be live', () => watched.live);
+    await until('the suspended user', () => watched.status(suspended) === 'inactive');
+    // Every notification from now on, heard by another process.
+    const other = await createDatabase({ url: testDatabase.url });
+    opened.push(other);
+    const heard: string[] = [];
+    const otherListener = await other.listen(USER_STATUS_CHANNEL, (payload) => heard.push(payload));
+    const fences = () => sent.filter((sql) => sql === 'select 1').length;
+    const before = fences();
+
+    const claims = (subject: string): IdentityClaims => ({
+      issuer: 'https://id.example',
+      subject,
+      environmentKey: 'PROD',
+      email: 'ada@example.com',
+      emailVerified: true,
+      picture: undefined,
+      name: 'Ada',
+    });
+    const subject = randomUUID();
+    const first = await provisionUser(db.knex, claims(subject), new Date());
+    expect(watched.live).toBe(true);
+    await provisionUser(db.knex, claims(subject), new Date());
+    expect(watched.live).toBe(true);
+    await expect(provisionUser(db.knex, claims(suspended), new Date())).rejects.toMatchObject({
+      code: 'ACCOUNT_INACTIVE',
+    });
+    expect(watched.live).toBe(true);
+    expect(watched.status(first.user.id)).toBe('active');
+    expect(fences()).toBe(before);
+
+    // A status change through the same Database still fences, and is never answered stale.
+    await setStatus(db, first.user.id, 'SUSPENDED');
+    expect(fences()).toBe(before + 1);
+    expect(['inactive', 'unknown']).toContain(watched.status(first.user.id));
+    await until('the suspension', () => watched.status(first.user.id) === 'inactive');
+    // The logins notified nothing: the suspension (committed after them) is all that was heard.
+    await until('a notification', () => heard.length > 0, 2_000);
+    expect(heard.map((payload) => (JSON.parse(payload) as { id: string }).id)).toEqual([
+      first.user.id,
+    ]);
+    await otherListener.close();
     await watched.close();
   });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
+import { STATUS_UNCHANGED } from './user-status-watch.js';
 
 type Knex = Database['knex'];
 
@@ -60,8 +61,9 @@ export type ProvisionedUser = { user: UserRow; platformAdmin: boolean };
 // role with it. When the upsert changed nothing, the second branch returns the blocked row as
 // the statement's snapshot saw it (the upsert's CTE and this read share that snapshot). Two
 // first logins of one identity at once: the unique (issuer, subject) decides, and the second
-// updates the row the first inserted.
-const PROVISION_USER = `
+// updates the row the first inserted. It never changes a status (`status` is not in the SET
+// list, a new row is ACTIVE with a fresh random id), so the user-status watch skips its fence.
+const PROVISION_USER = `${STATUS_UNCHANGED}
   with upserted as (
     insert into authflow.users as u
       (id, issuer, subject, status, created_at, environment_key, email, email_verified,
