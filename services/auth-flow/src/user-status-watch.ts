@@ -46,9 +46,10 @@ const ARMED_TRIGGERS_SQL = `select count(*)::int as armed from pg_trigger
 type QueryEvent = { sql?: string; method?: string; __knexTxId?: string };
 
 /**
- * Begins a statement that writes authflow.users but can change no user's status, so that
- * the trigger of migration 0003 notifies nothing for it: the watch sends no fence after it.
- * Only for statements whose every write leaves `status` as it was (never in the SET list, no
+ * Ends a statement that writes authflow.users but can change no user's status, so that the
+ * trigger of migration 0003 notifies nothing for it: the watch sends no fence after it. At
+ * the end, so that the statement's first keyword still names its operation in spans. Only
+ * for statements whose every write leaves `status` as it was (never in the SET list, no
  * delete) and inserts only ACTIVE rows with a fresh random id. The login's provisioning
  * upsert is one (users.ts); a test holds it to that.
  */
@@ -60,7 +61,7 @@ const READ_ONLY = /^\s*select\b/i;
 /** True for a committed statement that may have changed a row of authflow.users. */
 function wroteUsers(query: QueryEvent): boolean {
   const sql = query.sql;
-  if (query.__knexTxId !== undefined || sql === undefined || sql.startsWith(STATUS_UNCHANGED)) {
+  if (query.__knexTxId !== undefined || sql === undefined || sql.endsWith(STATUS_UNCHANGED)) {
     return false;
   }
   return USERS_TABLE.test(sql) && !READ_ONLY.test(sql);

@@ -63,7 +63,7 @@ export type ProvisionedUser = { user: UserRow; platformAdmin: boolean };
 // first logins of one identity at once: the unique (issuer, subject) decides, and the second
 // updates the row the first inserted. It never changes a status (`status` is not in the SET
 // list, a new row is ACTIVE with a fresh random id), so the user-status watch skips its fence.
-const PROVISION_USER = `${STATUS_UNCHANGED}
+const PROVISION_USER = `
   with upserted as (
     insert into authflow.users as u
       (id, issuer, subject, status, created_at, environment_key, email, email_verified,
@@ -87,7 +87,8 @@ const PROVISION_USER = `${STATUS_UNCHANGED}
   union all
   select u.*, false as provisioned, false as platform_admin
     from authflow.users u
-   where u.issuer = ? and u.subject = ? and not exists (select 1 from upserted)`;
+   where u.issuer = ? and u.subject = ? and not exists (select 1 from upserted)
+  ${STATUS_UNCHANGED}`;
 
 type ProvisionRow = UserRow & { provisioned: boolean; platform_admin: boolean };
 
