@@ -105,3 +105,18 @@ export async function createRedisChangeFeed(
 export function registryChangesChannel(redisKeyPrefix: string): string {
   return `${redisKeyPrefix}registry-changes`;
 }
+
+/**
+ * The registry's change feed of a process (issue 8): on Redis when it has one (every edge and
+ * auth-flow process on that Redis and key prefix hears it), else within the process.
+ */
+export async function openRegistryChangeFeed(
+  redis: Redis | undefined,
+  options: { redisKeyPrefix: string; onAnnounceFailed: (error: unknown) => void },
+): Promise<ChangeFeed> {
+  if (redis === undefined) return createLocalChangeFeed();
+  return createRedisChangeFeed(redis, {
+    channel: registryChangesChannel(options.redisKeyPrefix),
+    onError: options.onAnnounceFailed,
+  });
+}

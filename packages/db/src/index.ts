@@ -19,6 +19,7 @@ export { connectRedis, type RedisConnectionOptions } from './redis-connection.js
 export {
   createLocalChangeFeed,
   createRedisChangeFeed,
+  openRegistryChangeFeed,
   registryChangesChannel,
   type ChangeFeed,
 } from './change-feed.js';

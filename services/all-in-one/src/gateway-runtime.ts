@@ -11,13 +11,7 @@ import {
 } from '@gateway/auth-flow';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { GatewayConfig } from '@gateway/config';
-import {
-  createLocalChangeFeed,
-  createRedisChangeFeed,
-  migrateSchema,
-  registryChangesChannel,
-  type Database,
-} from '@gateway/db';
+import { migrateSchema, openRegistryChangeFeed, type Database } from '@gateway/db';
 import { createEdgeApp, createEdgeClients, createRedisRateLimitStore, listen } from '@gateway/edge';
 import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
 import {
@@ -99,13 +93,10 @@ export async function startGateway(options: {
   }
   // Registry changes announced by the edge reach the auth-flow service's cache in this process
   // at once, and every other instance on the same Redis (issue 8).
-  const changeFeed =
-    redis === undefined
-      ? createLocalChangeFeed()
-      : await createRedisChangeFeed(redis, {
-          channel: registryChangesChannel(config.redisKeyPrefix),
-          onError: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
-        });
+  const changeFeed = await openRegistryChangeFeed(redis, {
+    redisKeyPrefix: config.redisKeyPrefix,
+    onAnnounceFailed: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
+  });
   const authFlowDeps = authFlowDepsFromConfig(config, {
     db,
     store,

@@ -3,13 +3,7 @@
 // registry and onboarding services over HTTP/2.
 import { createClient } from '@connectrpc/connect';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
-import {
-  connectRedis,
-  createDatabase,
-  createRedisChangeFeed,
-  migrateSchema,
-  registryChangesChannel,
-} from '@gateway/db';
+import { connectRedis, createDatabase, migrateSchema, openRegistryChangeFeed } from '@gateway/db';
 import { createServiceTransport, runServiceProcess } from '@gateway/rpc';
 import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
 import { createAuthFlowRoutes } from './auth-flow-service.js';
@@ -44,9 +38,10 @@ await runServiceProcess({
         { timeoutMs: config.serviceCallTimeoutMs },
       );
     // Registry changes are announced on Redis by the edge that makes them (issue 8).
-    const feed = await createRedisChangeFeed(redis, {
-      channel: registryChangesChannel(config.redisKeyPrefix),
-      onError: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
+    const feed = await openRegistryChangeFeed(redis, {
+      redisKeyPrefix: config.redisKeyPrefix,
+      onAnnounceFailed: (error) =>
+        logger.warn({ err: error }, 'announcing a registry change failed'),
     });
     const deps = authFlowDepsFromConfig(config, {
       db,

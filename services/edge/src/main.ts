@@ -9,12 +9,7 @@ import {
 } from '@gateway/config';
 import { closeOnShutdownSignals } from '@gateway/rpc';
 import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
-import {
-  connectRedis,
-  createLocalChangeFeed,
-  createRedisChangeFeed,
-  registryChangesChannel,
-} from '@gateway/db';
+import { connectRedis, openRegistryChangeFeed } from '@gateway/db';
 import { createEdgeApp } from './edge-app.js';
 import { createRedisRateLimitStore } from './http/rate-limit-store.js';
 import { listen } from './listen.js';
@@ -61,13 +56,10 @@ const redis =
       });
 // Registry changes made through this edge reach every process on the same Redis (issue 8);
 // without Redis there is one edge and nothing else keeps registry answers.
-const changeFeed =
-  redis === undefined
-    ? createLocalChangeFeed()
-    : await createRedisChangeFeed(redis, {
-        channel: registryChangesChannel(config.redisKeyPrefix),
-        onError: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
-      });
+const changeFeed = await openRegistryChangeFeed(redis, {
+  redisKeyPrefix: config.redisKeyPrefix,
+  onAnnounceFailed: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
+});
 const server = await listen(
   createEdgeApp({
     config,
