@@ -179,3 +179,34 @@ export function pgliteListeners(
     };
   };
 }
+
+/**
+ * The listeners a Database has open and whether it is closed, as both implementations keep
+ * them: no listener opens on a closed Database (one that opened while it closed is closed
+ * again), and closing closes them all.
+ */
+export function createListenerSet() {
+  const listeners = new Set<DatabaseListener>();
+  let closed = false;
+  const refuse = () => new DatabaseUnavailableError('The database is closed');
+  return {
+    get closed() {
+      return closed;
+    },
+    async add(open: () => Promise<DatabaseListener>): Promise<DatabaseListener> {
+      if (closed) throw refuse();
+      const listener = await open();
+      if (closed) {
+        await listener.close();
+        throw refuse();
+      }
+      listeners.add(listener);
+      void listener.ended.then(() => listeners.delete(listener));
+      return listener;
+    },
+    async closeAll(): Promise<void> {
+      closed = true;
+      await Promise.all([...listeners].map((listener) => listener.close()));
+    },
+  };
+}

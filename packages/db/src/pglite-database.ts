@@ -3,10 +3,9 @@ import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import knexModule from 'knex';
 import type { Knex } from 'knex';
-import type { Database, DatabaseListener } from './database.js';
+import type { Database } from './database.js';
 import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
-import { DatabaseUnavailableError } from './errors.js';
-import { pgliteListeners } from './listener.js';
+import { createListenerSet, pgliteListeners } from './listener.js';
 import { PGliteKnexClient } from './pglite-client.js';
 import { pingDatabase } from './ping.js';
 import { pgliteParsers } from './type-parsers.js';
@@ -34,29 +33,18 @@ export async function createPGliteDatabase(options: PGliteOptions): Promise<Data
     acquireConnectionTimeout: options.connectTimeoutMs ?? DEFAULT_WAIT_FOR_CONNECTION_MS,
   });
   const openListener = pgliteListeners(knex, (callback) => pglite.onNotification(callback));
-  const listeners = new Set<DatabaseListener>();
-  let closed = false;
+  const listeners = createListenerSet();
   return {
     knex,
     kind: 'pglite',
     ping: (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => pingDatabase(knex, timeoutMs),
-    async listen(channel, onNotification) {
-      if (closed) throw new DatabaseUnavailableError('The database is closed');
-      const listener = await openListener(channel, onNotification, () => !closed);
-      if (closed) {
-        await listener.close();
-        throw new DatabaseUnavailableError('The database is closed');
-      }
-      listeners.add(listener);
-      void listener.ended.then(() => listeners.delete(listener));
-      return listener;
-    },
+    listen: (channel, onNotification) =>
+      listeners.add(() => openListener(channel, onNotification, () => !listeners.closed)),
     get closed() {
-      return closed;
+      return listeners.closed;
     },
     close: once(async () => {
-      closed = true;
-      await Promise.all([...listeners].map((listener) => listener.close()));
+      await listeners.closeAll();
       await knex.destroy(); // closes PGlite if the pool ever opened it
       if (!pglite.closed) await pglite.close();
     }),

@@ -2,9 +2,7 @@ import knexModule from 'knex';
 import type pg from 'pg';
 import type { CreateDatabaseOptions, Database } from './database.js';
 import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
-import type { DatabaseListener } from './database.js';
-import { DatabaseUnavailableError } from './errors.js';
-import { DEFAULT_HEARTBEAT_MS, openPostgresListener } from './listener.js';
+import { createListenerSet, DEFAULT_HEARTBEAT_MS, openPostgresListener } from './listener.js';
 import { postgresAdvisoryLock, registerCrossProcessLock } from './migration-lock.js';
 import { pingDatabase } from './ping.js';
 import { PG_SESSION_OPTIONS, pgTypes } from './type-parsers.js';
@@ -32,38 +30,24 @@ export function createPostgresDatabase(options: PostgresOptions): Database {
     pool: { min: 0, max: options.poolMax ?? DEFAULT_POOL_MAX },
     acquireConnectionTimeout: connectTimeoutMs,
   });
-  const listeners = new Set<DatabaseListener>();
-  let closed = false;
+  const listeners = createListenerSet();
   const database: Database = {
     knex,
     kind: 'postgres',
     ping: (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => pingDatabase(knex, timeoutMs),
-    async listen(channel, onNotification, listenOptions = {}) {
-      if (closed) throw new DatabaseUnavailableError('The database is closed');
-      const listener = await openPostgresListener(
-        { ...settings, types: pgTypes },
-        channel,
-        onNotification,
-        {
+    listen: (channel, onNotification, listenOptions = {}) =>
+      listeners.add(() =>
+        openPostgresListener({ ...settings, types: pgTypes }, channel, onNotification, {
           heartbeatMs: listenOptions.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
           // Past the server's own statement_timeout, so that one answers first when it can.
           queryTimeoutMs: (options.statementTimeoutMs ?? connectTimeoutMs) + 1_000,
-        },
-      );
-      if (closed) {
-        await listener.close();
-        throw new DatabaseUnavailableError('The database is closed');
-      }
-      listeners.add(listener);
-      void listener.ended.then(() => listeners.delete(listener));
-      return listener;
-    },
+        }),
+      ),
     get closed() {
-      return closed;
+      return listeners.closed;
     },
     close: once(async () => {
-      closed = true;
-      await Promise.all([...listeners].map((listener) => listener.close()));
+      await listeners.closeAll();
       await knex.destroy();
     }),
   };
