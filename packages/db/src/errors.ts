@@ -61,3 +61,16 @@ export function asDatabaseError(error: unknown, doing: string): unknown {
     { cause: error },
   );
 }
+
+/**
+ * PostgreSQL's unique_violation (SQLSTATE 23505), as pg and PGlite alike report it; with
+ * `constraint`, only a violation of that constraint.
+ */
+export function isUniqueViolation(
+  error: unknown,
+  constraint?: string,
+): error is { code: '23505'; constraint?: string } {
+  if (typeof error !== 'object' || error === null) return false;
+  const fields = error as { code?: unknown; constraint?: unknown };
+  return fields.code === '23505' && (constraint === undefined || fields.constraint === constraint);
+}

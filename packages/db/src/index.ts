@@ -5,7 +5,7 @@ export type {
   DatabaseKind,
   DatabaseListener,
 } from './database.js';
-export { DatabaseUnavailableError, isConnectionFailure } from './errors.js';
+export { DatabaseUnavailableError, isConnectionFailure, isUniqueViolation } from './errors.js';
 export { migrateSchema, migrationStatus, rollbackSchema } from './migrations.js';
 export type {
   Migration,

@@ -3,12 +3,6 @@ import type { FieldDefinitionIssue } from '@gateway/field-rules';
 
 // Errors shared by the platform and global field definition stores.
 
-export function isUniqueViolation(error: unknown): boolean {
-  return (
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505'
-  );
-}
-
 /** 400 VALIDATION_ERROR naming each offending property, as the edge reports a body. */
 export function invalidDefinition(issues: readonly FieldDefinitionIssue[]): GatewayError {
   return new GatewayError('VALIDATION_ERROR', 'Invalid request body.', {

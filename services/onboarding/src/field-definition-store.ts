@@ -1,4 +1,4 @@
-import type { Database } from '@gateway/db';
+import { isUniqueViolation, type Database } from '@gateway/db';
 import type { GatewayError } from '@gateway/errors';
 import {
   mergeFieldDefinitionPatch,
@@ -8,7 +8,7 @@ import {
   type GlobalFieldDefinitionPatch,
 } from '@gateway/field-rules';
 import type { Knex } from 'knex';
-import { invalidDefinition, isUniqueViolation } from './definition-errors.js';
+import { invalidDefinition } from './definition-errors.js';
 import type { SchemaCache } from './schema-cache.js';
 
 // The storage mechanism shared by the platform and global field definition modules (spec

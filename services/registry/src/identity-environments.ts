@@ -3,11 +3,10 @@ import type { JsonObject } from '@bufbuild/protobuf';
 import type { Knex } from 'knex';
 import { checkIssuer } from '@gateway/config';
 import { DecryptionError } from '@gateway/crypto';
-import { toCount } from '@gateway/db';
+import { isUniqueViolation, toCount } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
 import { runIdentityEnvironmentChecks, type EnvironmentCheck } from '@gateway/oidc';
 import { appendAuditRecord, type AuditActor } from './audit-log.js';
-import { isUniqueViolation } from './pg-errors.js';
 import {
   DEPLOYMENT_ENVIRONMENT_KEY,
   type IdentityTier,

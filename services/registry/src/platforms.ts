@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { Knex } from 'knex';
+import { isUniqueViolation } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
 import { appendAuditRecord } from './audit-log.js';
 import {
@@ -11,7 +12,6 @@ import {
   type IssuedCredential,
 } from './credentials.js';
 import type { ChangeContext, EnvironmentRow } from './identity-environments.js';
-import { isUniqueViolation } from './pg-errors.js';
 import {
   normalizeCallbackUrl,
   normalizeReturnUrl,

@@ -1,5 +1,5 @@
 import type { Database } from '@gateway/db';
-import { toCount } from '@gateway/db';
+import { isUniqueViolation, toCount } from '@gateway/db';
 import type {
   AuthFlowStore,
   BoundSessionRequest,
@@ -359,12 +359,6 @@ async function createBoundSession(
 }
 
 type BoundSessionAnswer = { bound: unknown; present: unknown; taken: unknown; free: boolean };
-
-function isUniqueViolation(error: unknown, constraint: string): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const fields = error as { code?: unknown; constraint?: unknown };
-  return fields.code === '23505' && fields.constraint === constraint;
-}
 
 function sessionRow(record: SessionRecord) {
   return {
