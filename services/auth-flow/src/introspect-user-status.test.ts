@@ -4,17 +4,8 @@
 // and onboarding services answer nothing here: an introspection must not call them.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createClient, createRouterTransport } from '@connectrpc/connect';
-import { OnboardingService, RegistryService } from '@gateway/contracts';
-import {
-  createKeyring,
-  generateEncryptionKeySpec,
-  hashToken,
-  parseEncryptionKeys,
-  randomToken,
-} from '@gateway/crypto';
+import { hashToken, randomToken } from '@gateway/crypto';
 import { createDatabase, migrateSchema, type Database } from '@gateway/db';
-import { createDiscoveryCache, createJwksCache } from '@gateway/oidc';
 import { createTestDatabase, waitFor, type TestDatabase } from '@gateway/testkit';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import { authFlowMigrations } from './authflow-migrations.js';
@@ -22,6 +13,7 @@ import { createEnvironmentClients } from './environment-clients.js';
 import { createSessionHandoff } from './session-handoff.js';
 import type { AuthFlowStore } from './store/auth-flow-store.js';
 import { createSqlAuthFlowStore } from './store/sql-auth-flow-store.js';
+import { testAuthFlowDeps } from './testing/test-deps.js';
 import { newSession, newSessionSnapshot } from './store/testing/fixtures.js';
 import { openRedisStore, type RedisStoreHandle } from './store/testing/store-harness.js';
 import { createUserStatusWatch, type UserStatusWatch } from './user-status-watch.js';
@@ -63,32 +55,8 @@ const setups: Array<{ name: string; open(): Promise<{ db: Database; store: AuthF
   },
 ];
 
-/** A registry and an onboarding service that fail every call. */
-const nothing = createRouterTransport(() => undefined);
-
 function depsWith(db: Database, store: AuthFlowStore, userStatus: UserStatusWatch): AuthFlowDeps {
-  return {
-    db,
-    store,
-    userStatus,
-    keyring: createKeyring(parseEncryptionKeys(generateEncryptionKeySpec('k1'))),
-    registry: createClient(RegistryService, nothing),
-    onboarding: createClient(OnboardingService, nothing),
-    discovery: createDiscoveryCache({ timeoutMs: 1_000 }),
-    jwks: createJwksCache({ timeoutMs: 1_000 }),
-    settings: {
-      callbackUrl: 'https://gateway.example.com/v1/auth/callback',
-      baseUrl: 'https://gateway.example.com',
-      handoffTtlSeconds: 60,
-      transactionTtlSeconds: 600,
-      sessionTtlSeconds: 12 * 60 * 60,
-      bootstrapEmails: [],
-      accountCenterUrl: undefined,
-      identityPostLogoutRedirectUri: undefined,
-      identityTimeoutMs: 1_000,
-      deploymentIssuer: 'https://id.example.com',
-    },
-  };
+  return testAuthFlowDeps({ db, store, userStatus });
 }
 
 describe.each(setups)('introspection with the user-status watch on $name', (setup) => {

@@ -3,18 +3,11 @@
 // nothing else. The registry and onboarding services do not run here: they answer fixed
 // values through Connect's in-memory transport, and every call to them is recorded.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createClient, createRouterTransport } from '@connectrpc/connect';
+import { createRouterTransport } from '@connectrpc/connect';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
-import {
-  createKeyring,
-  generateEncryptionKeySpec,
-  hashToken,
-  parseEncryptionKeys,
-  randomToken,
-} from '@gateway/crypto';
+import { hashToken, randomToken } from '@gateway/crypto';
 import { createDatabase, migrateSchema, type Database } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
-import { createDiscoveryCache, createJwksCache } from '@gateway/oidc';
 import { createTestDatabase, type TestDatabase } from '@gateway/testkit';
 import { randomUUID } from 'node:crypto';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
@@ -26,6 +19,7 @@ import type { AuthFlowStore, SessionRecord, TransactionRecord } from './store/au
 import { createSqlAuthFlowStore } from './store/sql-auth-flow-store.js';
 import { MINUTE, newTransaction } from './store/testing/fixtures.js';
 import { openRedisStore, type RedisStoreHandle } from './store/testing/store-harness.js';
+import { testAuthFlowDeps } from './testing/test-deps.js';
 import { provisionUser, type UserRow } from './users.js';
 
 const ISSUER = 'https://id.partner.example.com';
@@ -104,30 +98,29 @@ function depsWith(store: AuthFlowStore): AuthFlowDeps {
       },
     });
   });
-  return {
-    db,
-    store,
-    keyring: createKeyring(parseEncryptionKeys(generateEncryptionKeySpec('k1'))),
-    registry: createClient(RegistryService, registry),
-    onboarding: createClient(OnboardingService, onboarding),
-    discovery: createDiscoveryCache({ timeoutMs: 1_000 }),
-    jwks: createJwksCache({ timeoutMs: 1_000 }),
-    settings: {
-      callbackUrl: 'https://gateway.example.com/v1/auth/callback',
-      baseUrl: 'https://gateway.example.com',
-      handoffTtlSeconds: 60,
-      transactionTtlSeconds: 600,
-      sessionTtlSeconds: 12 * 60 * 60,
-      bootstrapEmails: [],
-      accountCenterUrl: undefined,
-      identityPostLogoutRedirectUri: undefined,
-      identityTimeoutMs: 1_000,
-      deploymentIssuer: 'https://id.example.com',
-    },
-  };
+  return testAuthFlowDeps({ db, store, registry, onboarding });
 }
 
 /** Statements and calls made while `work` runs. */
+/** Spec 4.5: the answer for a live session of SHOP's login, in the PARTNER environment. */
+function activeIntrospection(user: UserRow, session: SessionRecord) {
+  return {
+    active: true,
+    sessionId: session.id,
+    expiresAt: new Date(session.expiresAt).toISOString(),
+    platformKey: 'SHOP',
+    user: {
+      id: user.id,
+      issuer: ISSUER,
+      subject: user.subject,
+      email: user.email,
+      emailVerified: true,
+      status: 'ACTIVE',
+    },
+    environment: { key: 'PARTNER', tier: 'staging' },
+  };
+}
+
 async function counting<T>(work: () => Promise<T>) {
   statements.length = 0;
   calls.length = 0;
@@ -348,21 +341,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     const introspect = () => handoff.introspect({ token, platformKey: 'SHOP' });
 
     const { answer, statements: ran, calls: made } = await counting(introspect);
-    expect(answer).toEqual({
-      active: true,
-      sessionId: session.id,
-      expiresAt: new Date(session.expiresAt).toISOString(),
-      platformKey: 'SHOP',
-      user: {
-        id: user.id,
-        issuer: ISSUER,
-        subject: user.subject,
-        email: user.email,
-        emailVerified: true,
-        status: 'ACTIVE',
-      },
-      environment: { key: 'PARTNER', tier: 'staging' },
-    });
+    expect(answer).toEqual(activeIntrospection(user, session));
     expect(made).toEqual([]);
     expect(ran.filter((sql) => /authflow"?\."?users/.test(sql))).toEqual([
       // knex numbers the placeholder for pg.
@@ -383,21 +362,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     const user = await newUser();
     const { session, token } = await signedIn(user, { snapshot: false });
     const introspect = () => handoff.introspect({ token, platformKey: 'SHOP' });
-    expect(await introspect()).toEqual({
-      active: true,
-      sessionId: session.id,
-      expiresAt: new Date(session.expiresAt).toISOString(),
-      platformKey: 'SHOP',
-      user: {
-        id: user.id,
-        issuer: ISSUER,
-        subject: user.subject,
-        email: user.email,
-        emailVerified: true,
-        status: 'ACTIVE',
-      },
-      environment: { key: 'PARTNER', tier: 'staging' },
-    });
+    expect(await introspect()).toEqual(activeIntrospection(user, session));
     await db.knex('authflow.users').where({ id: user.id }).update({ status: 'SUSPENDED' });
     expect(await introspect()).toEqual({ active: false });
   });
