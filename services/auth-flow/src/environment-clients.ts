@@ -3,18 +3,17 @@ import type { RegistryService } from '@gateway/contracts';
 import type { EnvironmentClient } from './identity-provider-client.js';
 
 /**
- * The gateway's client in each identity environment, asked of the registry. Answers are
- * kept for a short while: exchange and introspect need an environment's tier on every call.
- * The secret stays in this process's memory only.
+ * The gateway's client in each identity environment, asked of the registry. The registry
+ * client the service is given keeps these answers until a registry change is announced
+ * (registry-answers-cache.ts), so every caller sees an environment deactivated or its secret
+ * changed at once; nothing is kept here besides. The secret stays in this process's memory
+ * only.
  */
-export function createEnvironmentClients(registry: Client<typeof RegistryService>, ttlMs = 30_000) {
-  const cache = new Map<string, { expiresAt: number; client: Promise<EnvironmentClient> }>();
+export function createEnvironmentClients(registry: Client<typeof RegistryService>) {
   return {
-    get(environmentKey: string, options: { fresh?: boolean } = {}): Promise<EnvironmentClient> {
-      const cached = cache.get(environmentKey);
-      if (!options.fresh && cached !== undefined && cached.expiresAt > Date.now())
-        return cached.client;
-      const client = registry.getEnvironmentClient({ environmentKey }).then((answer) => ({
+    async get(environmentKey: string): Promise<EnvironmentClient> {
+      const answer = await registry.getEnvironmentClient({ environmentKey });
+      return {
         environmentKey: answer.environmentKey,
         issuer: answer.issuer,
         tier: answer.tier,
@@ -23,10 +22,7 @@ export function createEnvironmentClients(registry: Client<typeof RegistryService
         clientId: answer.clientId,
         clientSecret: answer.clientSecret,
         postLogoutRedirectUri: answer.postLogoutRedirectUri,
-      }));
-      cache.set(environmentKey, { expiresAt: Date.now() + ttlMs, client });
-      client.catch(() => cache.delete(environmentKey));
-      return client;
+      };
     },
   };
 }

@@ -53,7 +53,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       returnTo: request.returnTo,
       ...(request.onboardingMode === undefined ? {} : { onboardingMode: request.onboardingMode }),
     });
-    const client = await environments.get(prepared.environmentKey, { fresh: true });
+    const client = await environments.get(prepared.environmentKey);
     const document = await deps.discovery.get(client.issuer);
     const state = randomToken();
     const nonce = randomToken();
@@ -119,7 +119,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       throw new GatewayError('NOT_FOUND', 'The login is unknown, expired or already used.');
     }
     // Step 2: the environment captured at start, never the platform's current binding.
-    const client = await environments.get(transaction.environmentKey, { fresh: true });
+    const client = await environments.get(transaction.environmentKey);
     if (!client.active) {
       throw new GatewayError(
         'IDENTITY_ENVIRONMENT_INACTIVE',

@@ -81,7 +81,7 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
 
   // Spec 5: a Bearer token's issuer selects its identity environment through the registry;
   // discovery and JWKS of each issuer are fetched once and cached.
-  const issuers = createIssuerResolver(clients.registry);
+  const issuers = createIssuerResolver(clients.registry, { feed });
   const verifier = createAccessTokenVerifier({
     audience: config.accessTokenAudience,
     resolveIssuer: (issuer) => issuers.resolve(issuer),
@@ -112,12 +112,9 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
       isAllowedOrigin: (origin) => cors.isAllowedOrigin(origin),
     },
   });
-  // A registry change is visible to the next request: the CORS allowlist and issuer
-  // resolutions are read again (on every edge that hears the feed).
-  feed.subscribe(() => {
-    cors.invalidate();
-    issuers.invalidate();
-  });
+  // A registry change is visible to the next request: the CORS allowlist is read again (on
+  // every edge that hears the feed; issuer resolutions and verified keys drop themselves).
+  feed.subscribe(() => cors.invalidate());
 
   const catalog = new OperationCatalog();
   const router = express.Router();
