@@ -26,7 +26,7 @@ import {
   updatePlatformField,
   type PlatformFieldView,
 } from './platform-fields.js';
-import { applyIdentityClaims } from './profile-claims.js';
+import { applyIdentityClaims, profileClaimValues } from './profile-claims.js';
 import { createProfileServiceImpl } from './profile-service.js';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
 import { SchemaCache } from './schema-cache.js';
@@ -210,10 +210,12 @@ export function createOnboardingRoutes(options: OnboardingServiceOptions): Servi
           return { status: statusMessage(status) };
         },
         async bootstrapMembership(request) {
+          const claims = request.identityClaims;
           const status = await completeMembership(knex, schemas, {
             userId: request.userId,
             platformKey: request.platformKey,
             refuse: false,
+            ...(claims === undefined ? {} : { claims: profileClaimValues(claims) }),
           });
           return { status: statusMessage(status) };
         },

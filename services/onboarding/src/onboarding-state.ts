@@ -4,6 +4,11 @@ import type { StoredGlobalDefinition } from './global-fields.js';
 import type { Membership, MembershipStatus } from './memberships.js';
 import type { StoredDefinition } from './platform-fields.js';
 import {
+  PROFILE_CLAIMS_CTES,
+  profileClaimsBindings,
+  type ProfileClaimValues,
+} from './profile-claims.js';
+import {
   PROFILE_SELECT_SQL,
   profileOf,
   type ProfileRow,
@@ -24,6 +29,8 @@ import { GLOBAL_SCHEMA, platformSchema } from './schema-versions.js';
 // values and membership, and — only when the schema cache holds no entry for a scope — that
 // scope's active definitions. A cached schema whose version is not the one just read is
 // stale (another process changed it): the statement runs again with every definition.
+// A sign-in's identity claims (spec 2.5) ride on the first statement as a data-modifying
+// WITH (profile-claims.ts): the claims and the read are still one round trip.
 
 /** The schema a user is evaluated against: active fields only, in render order. */
 export type ActiveSchema = {
@@ -49,6 +56,12 @@ export type StateRequest = {
   platformKey: string | undefined;
   /** Also read the membership (platform scope only). */
   membership?: boolean;
+  /**
+   * A sign-in's identity claims, applied to the profile by the same statement (only
+   * avatarUrl and metadata.displayName, which no requirement reads). The state read is the
+   * profile as it was before them.
+   */
+  claims?: ProfileClaimValues;
 };
 
 type Shape = {
@@ -58,6 +71,8 @@ type Shape = {
   membership: boolean;
   globalFields: boolean;
   platformFields: boolean;
+  /** Apply the request's identity claims first (a user read only). */
+  claims: boolean;
 };
 
 type GlobalFieldJson = {
@@ -98,7 +113,9 @@ function profileRowOf(row: StateRow): ProfileRow | undefined {
   return { ...row, user_id, metadata, created_at, updated_at };
 }
 
-type Statement = { sql: string; bindings: (request: StateRequest) => readonly string[] };
+type Binding = string | Date | null;
+
+type Statement = { sql: string; bindings: (request: StateRequest) => readonly Binding[] };
 
 /** The statement of each shape, built once. */
 const statements = new Map<string, Statement>();
@@ -110,6 +127,7 @@ function statementOf(shape: Shape): Statement {
     shape.membership,
     shape.globalFields,
     shape.platformFields,
+    shape.claims,
   ]
     .map(Number)
     .join('');
@@ -165,9 +183,15 @@ function statementOf(shape: Shape): Statement {
     sql += `\n    left join onboarding.memberships m on m.user_id = u.id and m.platform_key = ?`;
     binds.push(key);
   }
+  const withClaims = shape.user && shape.claims;
   const statement: Statement = {
-    sql,
-    bindings: (request) => binds.map((bind) => bind(request)),
+    sql: withClaims ? `with ${PROFILE_CLAIMS_CTES}\n${sql}` : sql,
+    bindings: (request) => {
+      const values: Binding[] = binds.map((bind) => bind(request));
+      if (!withClaims) return values;
+      if (request.claims === undefined) throw new Error('a claims statement without claims');
+      return [...profileClaimsBindings(request.userId, request.claims, new Date()), ...values];
+    },
   };
   statements.set(id, statement);
   return statement;
@@ -234,7 +258,7 @@ async function readWithSchema(
   knex: Knex,
   cache: SchemaCache,
   request: StateRequest,
-  shape: Omit<Shape, 'globalFields' | 'platformFields'>,
+  shape: Omit<Shape, 'globalFields' | 'platformFields' | 'claims'>,
 ): Promise<Read> {
   const cached = {
     global: cache.global(),
@@ -244,13 +268,15 @@ async function readWithSchema(
     ...shape,
     globalFields: cached.global === undefined,
     platformFields: shape.platform && cached.platform === undefined,
+    claims: shape.user && request.claims !== undefined,
   };
   let row = await runStatement(knex, first, request);
   let schema = schemaFrom(row, request, cache, cached);
   if (schema.global === undefined || (shape.platform && schema.platform === undefined)) {
+    // The claims were applied by the first statement.
     row = await runStatement(
       knex,
-      { ...shape, globalFields: true, platformFields: shape.platform },
+      { ...shape, globalFields: true, platformFields: shape.platform, claims: false },
       request,
     );
     schema = schemaFrom(row, request, cache, cached);

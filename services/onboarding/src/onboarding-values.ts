@@ -22,6 +22,7 @@ import {
   type UserValues,
 } from './onboarding-state.js';
 import type { StoredDefinition } from './platform-fields.js';
+import type { ProfileClaimValues } from './profile-claims.js';
 import { KEY_RULES } from './profile-patch.js';
 import { writeProfile, type ProfileValues, type StoredProfile } from './profile-store.js';
 import type { PlatformSchemaField, SchemaCache } from './schema-cache.js';
@@ -383,13 +384,20 @@ const missingFieldsError = (missingFields: string[]): GatewayError =>
 export async function completeMembership(
   knex: Knex,
   cache: SchemaCache,
-  request: { userId: string; platformKey: string; refuse: boolean },
+  request: {
+    userId: string;
+    platformKey: string;
+    refuse: boolean;
+    /** A sign-in's identity claims, applied by the same statement as the read. */
+    claims?: ProfileClaimValues;
+  },
 ): Promise<OnboardingStatus> {
-  const { userId, platformKey } = request;
+  const { userId, platformKey, claims } = request;
   const state = await readOnboardingState(knex, cache, {
     userId,
     platformKey,
     membership: true,
+    ...(claims === undefined ? {} : { claims }),
   });
   const missing = missingOf(state.schema, state.values);
   const anyMissing = [...missing.global, ...missing.platform];

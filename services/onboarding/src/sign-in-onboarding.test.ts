@@ -1,8 +1,9 @@
 // Spec 2.5, 3.6, 3.7, 4.2 step 6 and issue 8: what the onboarding service does at every
-// sign-in (applyIdentityClaims and bootstrapMembership in the callback, evaluateOnboarding in
-// the exchange), on real PostgreSQL and on PGlite. A returning user's sign-in costs one
-// statement per call and writes nothing; the answers still follow every change made between
-// two sign-ins: values saved by the user, schema changes by this process or by another one.
+// sign-in (bootstrapMembership with the ID token's claims in the callback; applyIdentityClaims
+// alone for its other callers; evaluateOnboarding by the platform), on real PostgreSQL and on
+// PGlite. A returning user's sign-in costs one statement per call and writes nothing; the
+// answers still follow every change made between two sign-ins: values saved by the user,
+// schema changes by this process or by another one.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -33,17 +34,23 @@ describe.each(onboardingHarnesses)('onboarding at sign-in on $name', (harness) =
 
   const newPlatform = () => `APP_${randomUUID().slice(0, 8).toUpperCase()}`;
 
-  /** The two onboarding calls of a sign-in callback, then the exchange's evaluation. */
+  /** The onboarding call of a sign-in callback, then an evaluation as a platform asks it. */
   async function signIn(
     userId: string,
     platformKey: string,
     on: OnboardingInstance = gateway,
-    claims: { picture?: string; name?: string } = { picture: PICTURE, name: 'Ann Example' },
+    identityClaims: { picture?: string; name?: string } = {
+      picture: PICTURE,
+      name: 'Ann Example',
+    },
   ) {
-    const { avatarUrl } = await on.onboarding.applyIdentityClaims({ userId, ...claims });
-    const { status: callback } = await on.onboarding.bootstrapMembership({ userId, platformKey });
+    const { status: callback } = await on.onboarding.bootstrapMembership({
+      userId,
+      platformKey,
+      identityClaims,
+    });
     const { status: exchange } = await on.onboarding.evaluateOnboarding({ userId, platformKey });
-    return { avatarUrl, callback, exchange };
+    return { callback, exchange };
   }
 
   async function requiredPlatformField(on: OnboardingInstance, platformKey: string, key: string) {
@@ -129,6 +136,105 @@ describe.each(onboardingHarnesses)('onboarding at sign-in on $name', (harness) =
     });
   });
 
+  describe('identity claims with the membership bootstrap (spec 2.5, 4.2 step 6, issue 8)', () => {
+    it('fills the avatar and display name at the first sign-in in the bootstrap call, and a returning sign-in is one statement that writes nothing', async () => {
+      const userId = randomUUID();
+      const platformKey = newPlatform();
+      await requiredPlatformField(gateway, platformKey, 'memberNo');
+      const first = await gateway.onboarding.bootstrapMembership({
+        userId,
+        platformKey,
+        identityClaims: { picture: PICTURE, name: '  Ann Example ' },
+      });
+      expect(first.status).toMatchObject({
+        globalStatus: 'COMPLETE',
+        platformStatus: 'NOT_STARTED',
+        platformMissingFields: ['memberNo'],
+      });
+      const { profile: created } = await gateway.profiles.getProfile({ userId });
+      expect(created?.avatarUrl).toBe(PICTURE);
+      expect(created?.metadata).toEqual({ displayName: 'Ann Example' });
+
+      const again = await gateway.statementsOf(() =>
+        gateway.onboarding.bootstrapMembership({
+          userId,
+          platformKey,
+          identityClaims: { picture: 'https://images.example.test/other.png', name: 'Other' },
+        }),
+      );
+      expect(again.statements).toHaveLength(1);
+      expect(again.answer.status).toEqual(first.status);
+      const { profile: after } = await gateway.profiles.getProfile({ userId });
+      expect(after).toEqual(created);
+    });
+
+    it('fills what the user emptied since, keeps what the user chose, and ignores a non-HTTPS picture', async () => {
+      const userId = randomUUID();
+      const platformKey = newPlatform();
+      await signIn(userId, platformKey, gateway, { picture: PICTURE, name: 'Ann' });
+      await gateway.profiles.patchProfile({
+        userId,
+        patch: { metadata: { displayName: 'Annie' }, avatarUrl: null },
+      });
+      await signIn(userId, platformKey, gateway, {
+        picture: 'http://images.example.test/plain.png',
+        name: 'Ann Other',
+      });
+      const { profile: kept } = await gateway.profiles.getProfile({ userId });
+      expect(kept?.avatarUrl).toBeUndefined();
+      expect(kept?.metadata).toEqual({ displayName: 'Annie' });
+
+      await signIn(userId, platformKey, gateway, { picture: 'https://images.example.test/n.png' });
+      const { profile } = await gateway.profiles.getProfile({ userId });
+      expect(profile?.avatarUrl).toBe('https://images.example.test/n.png');
+      expect(profile?.metadata).toEqual({ displayName: 'Annie' });
+    });
+
+    it('creates the profile at a sign-in without picture or name, and applies nothing without claims', async () => {
+      const withoutClaims = randomUUID();
+      const platformKey = newPlatform();
+      await gateway.onboarding.bootstrapMembership({ userId: withoutClaims, platformKey });
+      const { profile: none } = await gateway.profiles.getProfile({ userId: withoutClaims });
+      expect(none?.updatedAt).toBeUndefined();
+
+      const emptyClaims = randomUUID();
+      await gateway.onboarding.bootstrapMembership({
+        userId: emptyClaims,
+        platformKey,
+        identityClaims: {},
+      });
+      const { profile: created } = await gateway.profiles.getProfile({ userId: emptyClaims });
+      expect(created?.updatedAt).toBeDefined();
+      expect(created?.avatarUrl).toBeUndefined();
+      expect(created?.metadata).toEqual({});
+    });
+
+    it('applies the claims once when another instance changed the schema (the read runs twice)', async () => {
+      const userId = randomUUID();
+      const platformKey = newPlatform();
+      await signIn(userId, platformKey, gateway, {});
+      await requiredPlatformField(other, platformKey, 'memberNo');
+      const { answer, statements } = await gateway.statementsOf(() =>
+        gateway.onboarding.bootstrapMembership({
+          userId,
+          platformKey,
+          identityClaims: { picture: PICTURE, name: 'Ann' },
+        }),
+      );
+      expect(statements).toHaveLength(2);
+      expect(
+        statements.filter((sql) => sql.includes('insert into onboarding.profiles')),
+      ).toHaveLength(1);
+      expect(answer.status).toMatchObject({
+        platformStatus: 'IN_PROGRESS',
+        platformMissingFields: ['memberNo'],
+      });
+      const { profile } = await gateway.profiles.getProfile({ userId });
+      expect(profile?.avatarUrl).toBe(PICTURE);
+      expect(profile?.metadata).toEqual({ displayName: 'Ann' });
+    });
+  });
+
   describe('membership bootstrap (spec 3.7, 4.2 step 6)', () => {
     it('records COMPLETE at the first sign-in when nothing is required, and keeps it as it was at the next', async () => {
       const userId = randomUUID();
@@ -158,7 +264,11 @@ describe.each(onboardingHarnesses)('onboarding at sign-in on $name', (harness) =
         gateway.onboarding.applyIdentityClaims({ userId, picture: PICTURE, name: 'Ann' }),
       );
       const bootstrap = await gateway.statementsOf(() =>
-        gateway.onboarding.bootstrapMembership({ userId, platformKey }),
+        gateway.onboarding.bootstrapMembership({
+          userId,
+          platformKey,
+          identityClaims: { picture: PICTURE, name: 'Ann' },
+        }),
       );
       const evaluation = await gateway.statementsOf(() =>
         gateway.onboarding.evaluateOnboarding({ userId, platformKey }),
