@@ -1,9 +1,13 @@
 import {
+  constants,
   createServer,
+  Http2ServerRequest,
+  Http2ServerResponse,
   type Http2Server,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
   type ServerHttp2Session,
+  type ServerHttp2Stream,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { fromBinary, toBinary, type DescMethod } from '@bufbuild/protobuf';
@@ -23,36 +27,56 @@ import { createUnaryDispatcher } from './unary-dispatcher.js';
 export type RpcServer = { url: string; port: number; close(): Promise<void> };
 
 /** A Connect unary call in the binary format: what services call each other with. */
-function isConnectUnaryProto(req: Http2ServerRequest): boolean {
+function isConnectUnaryProto(headers: IncomingHttpHeaders): boolean {
   return (
-    req.method === 'POST' &&
-    req.headers['content-type'] === 'application/proto' &&
-    req.headers['connect-protocol-version'] === '1' &&
-    req.headers['content-encoding'] === undefined
+    headers[constants.HTTP2_HEADER_METHOD] === 'POST' &&
+    headers['content-type'] === 'application/proto' &&
+    headers['connect-protocol-version'] === '1' &&
+    headers['content-encoding'] === undefined
   );
 }
 
+/** Errors of a stream are its end, not the process's (as in node's compatibility layer). */
+function ignoreStreamError(): void {}
+
 /**
- * Issue 8: a Connect unary call in the binary format, answered without connect-node's
- * universal handler (several AbortControllers, web Headers and async iterables per call):
- * the message is decoded, passed through the service interceptors to the implementation, and
- * the answer or the error written as the Connect protocol has it (200 with the message; the
- * error's HTTP status with its JSON body, details included). Everything else (gRPC,
- * gRPC-Web, JSON, GET, compression) goes to connect-node as before.
+ * Issue 8: a Connect unary call in the binary format, answered on the HTTP/2 stream itself,
+ * without connect-node's universal handler (several AbortControllers, web Headers and async
+ * iterables per call) and without node's request/response compatibility objects: the message
+ * is decoded, passed through the service interceptors to the implementation, and the answer
+ * or the error written as the Connect protocol has it (200 with the message; the error's HTTP
+ * status with its JSON body, details included). Everything else (gRPC, gRPC-Web, JSON, GET,
+ * compression) goes to connect-node as before. A stream that ends before its request does
+ * (the caller cancelled it) gets no answer.
  */
-async function serveUnary(
+function serveUnary(
   call: UnaryCall,
   method: DescMethod,
-  req: Http2ServerRequest,
-  res: Http2ServerResponse,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+): void {
+  const chunks: Buffer[] = [];
+  stream.on('error', ignoreStreamError);
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.once('end', () => {
+    void answerUnary(call, method, stream, headers, chunks);
+  });
+}
+
+async function answerUnary(
+  call: UnaryCall,
+  method: DescMethod,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  chunks: Buffer[],
 ): Promise<void> {
-  if (method.methodKind !== 'unary') throw new Error('only unary methods are served here');
   try {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
     let message;
     try {
-      message = fromBinary(method.input, Buffer.concat(chunks));
+      message = fromBinary(
+        method.input,
+        chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+      );
     } catch (error) {
       throw new ConnectError(
         'the request message cannot be read',
@@ -63,45 +87,80 @@ async function serveUnary(
       );
     }
     const header = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
+    for (const name in headers) {
+      const value = headers[name];
       if (name.startsWith(':') || value === undefined) continue;
-      for (const item of Array.isArray(value) ? value : [value]) header.append(name, item);
+      if (typeof value === 'string') header.append(name, value);
+      else for (const item of value) header.append(name, item);
     }
     const answer = await call({
       stream: false,
       service: method.parent,
       method,
       requestMethod: 'POST',
-      url: req.url,
+      url: headers[constants.HTTP2_HEADER_PATH] as string,
       signal: NEVER_ABORTED,
       header,
       contextValues: createContextValues(),
       message,
     } as UnaryRequest);
     const body = toBinary(method.output, answer.message);
-    const headers: Record<string, string> = {
+    const answerHeaders: OutgoingHttpHeaders = {
+      [constants.HTTP2_HEADER_STATUS]: 200,
       'content-type': 'application/proto',
-      'content-length': String(body.byteLength),
+      'content-length': body.byteLength,
     };
-    answer.header.forEach((value, name) => (headers[name] = value));
-    answer.trailer.forEach((value, name) => (headers[`trailer-${name}`] = value));
-    res.writeHead(200, headers);
-    res.end(body);
+    answer.header.forEach((value, name) => (answerHeaders[name] = value));
+    answer.trailer.forEach((value, name) => (answerHeaders[`trailer-${name}`] = value));
+    if (stream.destroyed || stream.closed) return;
+    stream.respond(answerHeaders);
+    stream.end(body);
   } catch (thrown) {
-    if (res.headersSent) {
-      res.stream.close();
+    if (stream.destroyed || stream.closed) return;
+    if (stream.headersSent) {
+      stream.close();
       return;
     }
     const error = ConnectError.from(thrown);
     const body = errorToJsonBytes(error, {});
-    const headers: Record<string, string> = {
+    const answerHeaders: OutgoingHttpHeaders = {
+      [constants.HTTP2_HEADER_STATUS]: codeToHttpStatus(error.code),
       'content-type': 'application/json',
-      'content-length': String(body.byteLength),
+      'content-length': body.byteLength,
     };
-    error.metadata.forEach((value, name) => (headers[name] = value));
-    res.writeHead(codeToHttpStatus(error.code), headers);
-    res.end(body);
+    error.metadata.forEach((value, name) => (answerHeaders[name] = value));
+    stream.respond(answerHeaders);
+    stream.end(body);
   }
+}
+
+/**
+ * What node's HTTP/2 server does for a stream when it has a `request` listener (its
+ * compatibility layer, `onServerStream`), for the streams connect-node serves: the request and
+ * response objects, CONNECT refused, `Expect` answered.
+ */
+function serveCompatible(
+  handler: (req: Http2ServerRequest, res: Http2ServerResponse) => void,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  rawHeaders: string[],
+): void {
+  const req = new Http2ServerRequest(stream, headers, {}, rawHeaders);
+  const res = new Http2ServerResponse(stream);
+  if (headers[constants.HTTP2_HEADER_METHOD] === 'CONNECT') {
+    res.statusCode = constants.HTTP_STATUS_METHOD_NOT_ALLOWED;
+    res.end();
+    return;
+  }
+  if (headers.expect !== undefined) {
+    if (headers.expect !== '100-continue') {
+      res.statusCode = constants.HTTP_STATUS_EXPECTATION_FAILED;
+      res.end();
+      return;
+    }
+    res.writeContinue();
+  }
+  handler(req, res);
 }
 
 /**
@@ -120,13 +179,17 @@ export async function startRpcServer(options: {
   });
   const dispatcher = createUnaryDispatcher(options.routes);
   const call = chainUnary(dispatcher.call, options.interceptors);
-  const server: Http2Server = createServer((req, res) => {
-    const method = isConnectUnaryProto(req) ? dispatcher.methodAt(req.url) : undefined;
-    if (method === undefined) {
-      adapter(req, res);
-      return;
-    }
-    void serveUnary(call, method, req, res);
+  // No `request` listener: node would build its compatibility objects for every stream.
+  const server: Http2Server = createServer();
+  // (node passes the raw headers too, which its types leave out)
+  server.on('stream', (stream, headers, _flags, rawHeaders?: string[]) => {
+    const path = headers[constants.HTTP2_HEADER_PATH];
+    const method =
+      typeof path === 'string' && isConnectUnaryProto(headers)
+        ? dispatcher.methodAt(path)
+        : undefined;
+    if (method === undefined) serveCompatible(adapter, stream, headers, rawHeaders ?? []);
+    else serveUnary(call, method, stream, headers);
   });
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session) => {
