@@ -231,6 +231,10 @@ describe('one sign-in with the login state in PostgreSQL', () => {
     const trace = signIn.callbackTrace;
     expectOneConnectedTrace(trace);
     expect(servicesOf(trace)).toEqual(['authflow', 'onboarding']);
+    // Issue 8: one onboarding call per callback, which also applies the identity claims.
+    expect(
+      trace.filter((span) => rpcServiceOf(span) === 'onboarding').map((span) => span.name),
+    ).toEqual(['onboarding.v1.OnboardingService/BootstrapMembership']);
     const names = trace.map((span) => span.name);
     expect(names).toContain('authflow.v1.AuthFlowService/CompleteLogin');
     expect(names).toContain('pg.query');

@@ -156,12 +156,6 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       },
       at,
     );
-    // Spec 2.5: an HTTPS picture fills an empty avatar, the name an unset display name.
-    await deps.onboarding.applyIdentityClaims({
-      userId: user.id,
-      ...(verified.picture === undefined ? {} : { picture: verified.picture }),
-      ...(verified.name === undefined ? {} : { name: verified.name }),
-    });
     // Step 5: the bootstrap list only grants, and only for verified deployment logins.
     const email = verified.email?.toLowerCase();
     let admin = platformAdmin;
@@ -185,8 +179,12 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       }
     }
     // Step 6: membership bootstrap and onboarding evaluation, before anything is written, so
-    // that steps 7 and 8 are one atomic store write.
-    const next = await nextStep(transaction, user.id, client.issuer);
+    // that steps 7 and 8 are one atomic store write. The same call applies spec 2.5's claims
+    // (an HTTPS picture fills an empty avatar, the name an unset display name).
+    const next = await nextStep(transaction, user.id, client.issuer, {
+      ...(verified.picture === undefined ? {} : { picture: verified.picture }),
+      ...(verified.name === undefined ? {} : { name: verified.name }),
+    });
     // Step 7: the session, with the permission snapshot (spec 2.6) and what introspection
     // answers (spec 4.5), bound to the transaction in the same write as the handoff.
     const sessionToken = randomToken();
@@ -310,16 +308,19 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
    * the membership bootstrap (created NOT_STARTED, recorded COMPLETE when nothing required
    * is missing, spec 3.7). A missing required global field sends the browser to the global
    * step in every mode; in central mode a missing platform field to the platform step;
-   * otherwise the handoff is issued, with this evaluation as its onboarding answer.
+   * otherwise the handoff is issued, with this evaluation as its onboarding answer. A
+   * callback passes the ID token's claims, applied to the profile in the same call.
    */
   async function nextStep(
     transaction: TransactionRecord,
     userId: string,
     issuer: string,
+    identityClaims?: { picture?: string; name?: string },
   ): Promise<Next> {
     const { status: evaluation } = await deps.onboarding.bootstrapMembership({
       userId,
       platformKey: transaction.platformKey,
+      ...(identityClaims === undefined ? {} : { identityClaims }),
     });
     if (evaluation === undefined) throw new Error('onboarding answered no status');
     const page = (scope: 'global' | 'platform') => ({
