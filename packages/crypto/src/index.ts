@@ -6,3 +6,5 @@ export type { Keyring } from './keyring.js';
 export { DecryptionError } from './decryption-error.js';
 export type { DecryptionFailure } from './decryption-error.js';
 export { deriveKey, createKeyringFromSecret } from './derive-key.js';
+export { ciphertextFromBytes, ciphertextToBytes } from './ciphertext-bytes.js';
+export { fromBase64Url } from './base64url.js';

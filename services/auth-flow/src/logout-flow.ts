@@ -2,6 +2,7 @@ import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
+import { openIdToken } from './id-token-sealing.js';
 
 /** Spec 8: the logout `state` is valid for 1 hour. */
 const LOGOUT_STATE_TTL_MS = 60 * 60 * 1000;
@@ -54,10 +55,7 @@ export function createLogoutFlow(deps: AuthFlowDeps, environments: EnvironmentCl
     }
     if (endSession === undefined || session.idTokenEncrypted === null) return { logoutUrl: null };
     const url = new URL(endSession);
-    url.searchParams.set(
-      'id_token_hint',
-      keyring.decryptString(session.idTokenEncrypted, `id-token:${session.id}`),
-    );
+    url.searchParams.set('id_token_hint', openIdToken(keyring, session.idTokenEncrypted, session));
     url.searchParams.set('client_id', client.clientId);
     url.searchParams.set('post_logout_redirect_uri', `${settings.baseUrl}/v1/auth/logged-out`);
     url.searchParams.set(

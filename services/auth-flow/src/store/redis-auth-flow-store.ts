@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { ciphertextFromBytes, ciphertextToBytes } from '@gateway/crypto';
 import type {
   AuthFlowStore,
   BindResult,
@@ -46,7 +47,7 @@ const key = {
   userSessions: (userId: string) => `us:${userId}`,
 };
 
-type ScriptArg = string | number;
+type ScriptArg = string | number | Buffer;
 type ScriptCall = (...args: ScriptArg[]) => Promise<unknown>;
 
 /**
@@ -57,9 +58,15 @@ type ScriptCall = (...args: ScriptArg[]) => Promise<unknown>;
 export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
   const prefix = redis.options.keyPrefix ?? '';
   const scripts = defineScripts(redis);
-  const run = (script: ScriptDefinition, keys: string[], args: ScriptArg[]): Promise<unknown> => {
-    const call = scripts.get(script.name);
-    if (!call) throw new Error(`Script ${script.name} is not defined`);
+  const run = (
+    script: ScriptDefinition,
+    keys: string[],
+    args: ScriptArg[],
+    replies: 'text' | 'bytes' = 'text',
+  ): Promise<unknown> => {
+    const name = replies === 'bytes' ? `${script.name}Buffer` : script.name;
+    const call = scripts.get(name);
+    if (!call) throw new Error(`Script ${name} is not defined`);
     return call(...keys, ...args);
   };
 
@@ -170,7 +177,7 @@ export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
     },
 
     async getSession(tokenHash, now) {
-      const value = await redis.get(key.session(tokenHash));
+      const value = await redis.getBuffer(key.session(tokenHash));
       if (value === null) return undefined;
       const record = decodeSession(tokenHash, value);
       return now < record.expiresAt ? record : undefined;
@@ -181,8 +188,11 @@ export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
         revokeSessionScript,
         [key.session(tokenHash)],
         [prefix, String(now), tokenHash],
+        'bytes',
       );
-      return reply === null ? undefined : decodeSession(tokenHash, asString(reply, 'session'));
+      if (reply === null) return undefined;
+      if (!Buffer.isBuffer(reply)) throw new Error('Malformed session in Redis');
+      return decodeSession(tokenHash, reply);
     },
 
     async revokeUserSessions(userId, now) {
@@ -215,8 +225,11 @@ function defineScripts(redis: Redis): Map<string, ScriptCall> {
     if (typeof commands[script.name] !== 'function') {
       redis.defineCommand(script.name, { numberOfKeys: script.keys, lua: script.lua });
     }
-    const command = commands[script.name] as ScriptCall;
-    calls.set(script.name, (...args) => command.apply(redis, args));
+    // ioredis also defines `<name>Buffer`, whose bulk replies stay bytes (session values).
+    for (const name of [script.name, `${script.name}Buffer`]) {
+      const command = commands[name] as ScriptCall;
+      calls.set(name, (...args) => command.apply(redis, args));
+    }
   }
   return calls;
 }
@@ -346,21 +359,27 @@ function decodeRedeemed(codeHash: string, reply: unknown): RedeemedHandoff | und
   };
 }
 
-// --- Sessions: s:<tokenHash> = "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>" ----
-// Compact on purpose (the budget is about 1 KiB of Redis memory per live session): the token
+// --- Sessions: s:<tokenHash> = "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>[\n<bytes>]"
+// Compact on purpose (issue 8 S6: at most 1 KiB of Redis memory per live session): the token
 // hash is the key, not repeated in the value; the rest is a positional JSON array
-// [id, environmentKey, platformKey, idTokenEncrypted, createdAt] followed, when the session
-// carries its introspection snapshot, by [issuer, subject, email, emailVerified,
-// environmentTier] (sessions written before it have five elements). The first three lines are
-// what the Lua scripts read (expiry, the user's index, permissions to strip); JSON never
-// contains a raw newline, so the layout is unambiguous.
+// [id, environmentKey, platformKey, idToken, createdAt] followed, when the session carries its
+// introspection snapshot, by [issuer, subject, email, emailVerified, environmentTier] (sessions
+// written before it have five elements). idToken is null (none), 0 (the sealed ID token
+// follows the JSON line as bytes: ciphertextToBytes, a quarter smaller than its text) or the
+// sealed text itself (sessions written before the bytes tail). The first three lines are what
+// the Lua scripts read (expiry, the user's index, permissions to strip); JSON never contains a
+// raw newline, so the layout is unambiguous, and Lua's strings keep the bytes as they are.
 
-function encodeSession(record: SessionRecord): string {
+const ID_TOKEN_IN_BYTES = 0;
+
+function encodeSession(record: SessionRecord): Buffer | string {
+  const idTokenBytes =
+    record.idTokenEncrypted === null ? undefined : ciphertextToBytes(record.idTokenEncrypted);
   const rest: unknown[] = [
     record.id,
     record.environmentKey,
     record.platformKey,
-    record.idTokenEncrypted,
+    idTokenBytes === undefined ? record.idTokenEncrypted : ID_TOKEN_IN_BYTES,
     record.createdAt,
   ];
   const { snapshot } = record;
@@ -373,22 +392,38 @@ function encodeSession(record: SessionRecord): string {
       snapshot.environmentTier,
     );
   }
-  return [
+  const text = [
     String(record.expiresAt),
     record.userId,
     JSON.stringify(record.permissions),
     JSON.stringify(rest),
   ].join('\n');
+  if (idTokenBytes === undefined) return text;
+  return Buffer.concat([Buffer.from(`${text}\n`, 'utf8'), idTokenBytes]);
 }
 
-function decodeSession(tokenHash: string, value: string): SessionRecord {
-  const [expiresAt, userId, permissionsJson, restJson] = splitHeader(value, 3, 'session');
+const NEWLINE = 0x0a;
+
+function decodeSession(tokenHash: string, value: Buffer): SessionRecord {
+  // The fourth newline, when there is one, ends the text and starts the bytes.
+  let end = -1;
+  for (let line = 0; line < 4; line += 1) {
+    end = value.indexOf(NEWLINE, end + 1);
+    if (end < 0) break;
+  }
+  const text = value.toString('utf8', 0, end < 0 ? value.length : end);
+  const [expiresAt, userId, permissionsJson, restJson] = splitHeader(text, 3, 'session');
   const permissions = readPermissions(JSON.parse(permissionsJson));
   const rest: unknown = JSON.parse(restJson);
   if (!Array.isArray(rest) || (rest.length !== 5 && rest.length !== 10)) {
     throw new Error('Malformed session in Redis: fields');
   }
-  const [id, environmentKey, platformKey, idTokenEncrypted, createdAt] = rest as unknown[];
+  const [id, environmentKey, platformKey, idToken, createdAt] = rest as unknown[];
+  let idTokenEncrypted: string | null;
+  if (idToken === null) idTokenEncrypted = null;
+  else if (idToken === ID_TOKEN_IN_BYTES && end >= 0) {
+    idTokenEncrypted = ciphertextFromBytes(value.subarray(end + 1));
+  } else idTokenEncrypted = asString(idToken, 'session idTokenEncrypted');
   return {
     id: asString(id, 'session id'),
     tokenHash,
@@ -396,8 +431,7 @@ function decodeSession(tokenHash: string, value: string): SessionRecord {
     environmentKey: asString(environmentKey, 'session environmentKey'),
     platformKey: platformKey === null ? null : asString(platformKey, 'session platformKey'),
     permissions,
-    idTokenEncrypted:
-      idTokenEncrypted === null ? null : asString(idTokenEncrypted, 'session idTokenEncrypted'),
+    idTokenEncrypted,
     ...(rest.length === 10 ? { snapshot: decodeSessionSnapshot(rest.slice(5)) } : {}),
     createdAt: asNumber(createdAt, 'session createdAt'),
     expiresAt: asEpoch(expiresAt, 'session expiresAt'),

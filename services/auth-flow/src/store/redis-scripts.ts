@@ -18,7 +18,7 @@
 //   ho:<codeHash>      string "<expiresAt>\n<JSON>", the JSON starting with the session token
 //                            hash ({"sessionTokenHash":"...",...}) when the handoff names it
 //   hotx:<txId>        string "1": a handoff was issued for this transaction
-//   s:<tokenHash>      string "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>"
+//   s:<tokenHash>      string "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>[\n<bytes>]"
 //   us:<userId>        sorted set: member = session token hash, score = its expiresAt
 
 /** Splits a session value into expiresAt, userId, permissions JSON and the two cut points. */
