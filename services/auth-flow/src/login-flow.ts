@@ -4,6 +4,7 @@ import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
+import { sealIdToken } from './id-token-sealing.js';
 import {
   buildAuthorizeUrl,
   codeChallengeOf,
@@ -189,6 +190,13 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     // answers (spec 4.5), bound to the transaction in the same write as the handoff.
     const sessionToken = randomToken();
     const sessionId = randomUUID();
+    const snapshot = {
+      issuer: user.issuer,
+      subject: user.subject,
+      email: user.email,
+      emailVerified: user.email_verified,
+      environmentTier: client.tier,
+    };
     const session: SessionRecord = {
       id: sessionId,
       tokenHash: hashToken(sessionToken),
@@ -196,14 +204,8 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       environmentKey: client.environmentKey,
       platformKey: transaction.platformKey,
       permissions: permissionsOf(admin, client.deployment),
-      idTokenEncrypted: keyring.encrypt(idToken, `id-token:${sessionId}`),
-      snapshot: {
-        issuer: user.issuer,
-        subject: user.subject,
-        email: user.email,
-        emailVerified: user.email_verified,
-        environmentTier: client.tier,
-      },
+      idTokenEncrypted: sealIdToken(keyring, idToken, { id: sessionId, snapshot }),
+      snapshot,
       createdAt: at.getTime(),
       expiresAt: at.getTime() + settings.sessionTtlSeconds * 1000,
     };
