@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createCookieJar, followProviderPages } from '@gateway/testkit';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 
 // What a browser does at an oidc-provider whose development login and consent pages are on
 // (the testkit's provider and the issue-8 peer): the testkit's followProviderPages follows its
@@ -21,6 +22,7 @@ export function providerBrowser(providerOrigin: string): ProviderBrowser {
         accountId,
         jar,
         isDone: (url) => url.origin !== providerOrigin,
+        fetch: keepAliveFetch,
       }),
   };
 }

@@ -1,4 +1,5 @@
 import { providerBrowser, type ProviderBrowser } from './browser.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 
 /** Where a platform's users sign in: the gateway, its identity provider, one platform. */
 export type LoginTarget = {
@@ -26,7 +27,7 @@ export async function signIn(
   browser: ProviderBrowser,
   accountId: string,
 ): Promise<SignedIn> {
-  const start = await fetch(
+  const start = await keepAliveFetch(
     `${target.gatewayUrl}/v1/auth/start?platformKey=${target.platformKey}&returnTo=${encodeURIComponent(target.returnTo)}`,
     { redirect: 'manual' },
   );
@@ -36,7 +37,7 @@ export async function signIn(
     throw new Error(`start answered ${start.status}`);
   }
   const back = await browser.visit(authorize, accountId);
-  const callback = await fetch(`${target.gatewayUrl}/v1/auth/callback${back.search}`, {
+  const callback = await keepAliveFetch(`${target.gatewayUrl}/v1/auth/callback${back.search}`, {
     redirect: 'manual',
   });
   const landed = callback.headers.get('location');
@@ -63,7 +64,7 @@ export async function exchange(
   target: LoginTarget,
   code: string,
 ): Promise<{ status: number; gatewayToken?: string }> {
-  const response = await fetch(`${target.gatewayUrl}/v1/auth/exchange`, {
+  const response = await keepAliveFetch(`${target.gatewayUrl}/v1/auth/exchange`, {
     method: 'POST',
     headers: { authorization: target.bffAuthorization, 'content-type': 'application/json' },
     body: JSON.stringify({ code }),

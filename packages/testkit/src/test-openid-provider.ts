@@ -446,13 +446,16 @@ export async function followProviderPages(request: {
   accountId: string;
   jar: CookieJar;
   isDone: (url: URL) => boolean;
+  /** The HTTP client (default the global fetch; the bench passes a cheaper one). */
+  fetch?: typeof fetch;
 }): Promise<URL> {
   const { jar } = request;
+  const send = request.fetch ?? fetch;
   let url = request.startUrl;
   let form: URLSearchParams | undefined;
   for (let step = 0; step < 12; step += 1) {
     const cookie = jar.headerFor(url);
-    const response = await fetch(url, {
+    const response = await send(url, {
       method: form === undefined ? 'GET' : 'POST',
       redirect: 'manual',
       headers: {
