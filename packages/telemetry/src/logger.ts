@@ -47,9 +47,30 @@ export const REDACTED_PATHS: readonly string[] = [
   ...SECRET_FIELD_NAMES.map((name) => `*.${name}`),
 ];
 
+/** Pending bytes that make the stdout destination write at once. */
+export const STDOUT_BATCH_BYTES = 4096;
+/** The longest a line waits on stdout before it is written. */
+export const STDOUT_FLUSH_INTERVAL_MS = 100;
+
+/**
+ * stdout in batches (issue 8): a line is written once 4 KiB are pending or at the latest
+ * after 100 ms, rather than one write (a thread-pool round trip) per line; at exit, also
+ * process.exit and an uncaught exception, pino writes what is pending synchronously. Only a
+ * process killed outright (SIGKILL, the OOM killer) loses its last 100 ms of lines.
+ */
+function batchedStdout(): DestinationStream {
+  return pino.destination({
+    dest: process.stdout.fd,
+    sync: false,
+    minLength: STDOUT_BATCH_BYTES,
+    periodicFlush: STDOUT_FLUSH_INTERVAL_MS,
+  });
+}
+
 /**
  * A pino logger whose lines carry `service`, and `trace_id` / `span_id` / `trace_flags`
- * of the active span, with secrets censored as `[redacted]`.
+ * of the active span, with secrets censored as `[redacted]`. Without a destination it writes
+ * to stdout in batches (batchedStdout).
  */
 export function createLogger(options: LoggerCreateOptions): Logger {
   const loggerOptions: LoggerOptions = {
@@ -60,7 +81,5 @@ export function createLogger(options: LoggerCreateOptions): Logger {
     mixin: activeTraceFields,
     redact: { paths: [...REDACTED_PATHS], censor: REDACTED },
   };
-  return options.destination === undefined
-    ? pino(loggerOptions)
-    : pino(loggerOptions, options.destination);
+  return pino(loggerOptions, options.destination ?? batchedStdout());
 }
