@@ -39,6 +39,22 @@ function isConnectUnaryProto(headers: IncomingHttpHeaders): boolean {
 /** Errors of a stream are its end, not the process's (as in node's compatibility layer). */
 function ignoreStreamError(): void {}
 
+function sendNoTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers({});
+}
+
+/**
+ * Writes an answer as node's compatibility layer does: headers, the body, then an empty frame
+ * that ends the stream (`waitForTrailers`). Ending the stream with the body's own frame lets
+ * it close before its write completes, and node then builds an ERR_STREAM_DESTROYED (stack
+ * trace included) for every answer.
+ */
+function respond(stream: ServerHttp2Stream, headers: OutgoingHttpHeaders, body: Uint8Array): void {
+  stream.respond(headers, { waitForTrailers: true });
+  stream.once('wantTrailers', sendNoTrailers);
+  stream.end(body);
+}
+
 /**
  * Issue 8: a Connect unary call in the binary format, answered on the HTTP/2 stream itself,
  * without connect-node's universal handler (several AbortControllers, web Headers and async
@@ -113,8 +129,7 @@ async function answerUnary(
     answer.header.forEach((value, name) => (answerHeaders[name] = value));
     answer.trailer.forEach((value, name) => (answerHeaders[`trailer-${name}`] = value));
     if (stream.destroyed || stream.closed) return;
-    stream.respond(answerHeaders);
-    stream.end(body);
+    respond(stream, answerHeaders, body);
   } catch (thrown) {
     if (stream.destroyed || stream.closed) return;
     if (stream.headersSent) {
@@ -129,8 +144,7 @@ async function answerUnary(
       'content-length': body.byteLength,
     };
     error.metadata.forEach((value, name) => (answerHeaders[name] = value));
-    stream.respond(answerHeaders);
-    stream.end(body);
+    respond(stream, answerHeaders, body);
   }
 }
 
