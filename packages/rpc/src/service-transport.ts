@@ -1,3 +1,4 @@
+import type { DescMethod } from '@bufbuild/protobuf';
 import type { Interceptor, Transport } from '@connectrpc/connect';
 import { createClientTracingInterceptor } from '@gateway/telemetry';
 import { createHttp2ConnectTransport } from './http2-connect-transport.js';
@@ -16,7 +17,15 @@ export type ServiceTarget =
 
 export function createServiceTransport(
   target: ServiceTarget,
-  options: { timeoutMs: number },
+  options: {
+    timeoutMs: number;
+    /**
+     * Over the wire only: methods without side effects whose identical calls of one turn of
+     * the event loop share one request (http2-connect-transport.ts). In process a call costs
+     * less than coalescing it would.
+     */
+    coalesce?: readonly DescMethod[];
+  },
 ): Transport {
   const interceptors = [createClientTracingInterceptor()];
   if (target.kind === 'remote') {
@@ -27,6 +36,7 @@ export function createServiceTransport(
       // Notice a dead peer between requests instead of on the next call.
       pingIntervalMs: 30_000,
       pingTimeoutMs: 5_000,
+      ...(options.coalesce === undefined ? {} : { coalesce: options.coalesce }),
     });
   }
   return createInProcessTransport(target.routes, {

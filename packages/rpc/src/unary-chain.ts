@@ -1,4 +1,4 @@
-import { create, isMessage, type DescMessage } from '@bufbuild/protobuf';
+import { create, isMessage, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
@@ -37,6 +37,15 @@ export function unaryTransport(options: {
   noStreaming: string;
 }): Transport {
   const defaultCall = options.callWithin(options.defaultTimeoutMs);
+  const urls = new Map<DescMethod, string>();
+  const urlOf = (method: DescMethod): string => {
+    let url = urls.get(method);
+    if (url === undefined) {
+      url = `${options.urlBase}/${method.parent.typeName}/${method.name}`;
+      urls.set(method, url);
+    }
+    return url;
+  };
   return {
     async unary(method, signal, timeoutMs, header, input, contextValues) {
       signal?.throwIfAborted();
@@ -51,7 +60,7 @@ export function unaryTransport(options: {
         service: method.parent,
         method,
         requestMethod: 'POST',
-        url: `${options.urlBase}/${method.parent.typeName}/${method.name}`,
+        url: urlOf(method),
         signal: signal ?? NEVER_ABORTED,
         header: new Headers(header),
         contextValues: contextValues ?? createContextValues(),
