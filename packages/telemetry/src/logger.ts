@@ -53,24 +53,41 @@ export const STDOUT_BATCH_BYTES = 4096;
 export const STDOUT_FLUSH_INTERVAL_MS = 100;
 
 /**
- * stdout in batches (issue 8): a line is written once 4 KiB are pending or at the latest
- * after 100 ms, rather than one write (a thread-pool round trip) per line; at exit, also
- * process.exit and an uncaught exception, pino writes what is pending synchronously. Only a
- * process killed outright (SIGKILL, the OOM killer) loses its last 100 ms of lines.
+ * stdout in batches (issue 8): lines are written once 4 KiB are pending or at the latest
+ * after 100 ms, rather than one write (a thread-pool round trip) per line. Each write is
+ * synchronous, so lines keep their order, also at exit, where what is pending is written
+ * before the process ends (process.exit and an uncaught exception included). Only a process
+ * killed outright (SIGKILL, the OOM killer) loses its last 100 ms of lines. One destination
+ * per process, shared by every logger that writes to stdout.
  */
-function batchedStdout(): DestinationStream {
-  return pino.destination({
+function createBatchedStdout(): DestinationStream {
+  const stream = pino.destination({
     dest: process.stdout.fd,
-    sync: false,
+    sync: true,
     minLength: STDOUT_BATCH_BYTES,
-    periodicFlush: STDOUT_FLUSH_INTERVAL_MS,
   });
+  let pending = false;
+  const flushPending = () => {
+    if (!pending) return;
+    pending = false;
+    stream.flush();
+  };
+  setInterval(flushPending, STDOUT_FLUSH_INTERVAL_MS).unref();
+  process.once('exit', () => stream.flushSync());
+  return {
+    write(line: string) {
+      pending = true;
+      stream.write(line);
+    },
+  };
 }
+
+let batchedStdout: DestinationStream | undefined;
 
 /**
  * A pino logger whose lines carry `service`, and `trace_id` / `span_id` / `trace_flags`
  * of the active span, with secrets censored as `[redacted]`. Without a destination it writes
- * to stdout in batches (batchedStdout).
+ * to stdout in batches (createBatchedStdout).
  */
 export function createLogger(options: LoggerCreateOptions): Logger {
   const loggerOptions: LoggerOptions = {
@@ -81,5 +98,5 @@ export function createLogger(options: LoggerCreateOptions): Logger {
     mixin: activeTraceFields,
     redact: { paths: [...REDACTED_PATHS], censor: REDACTED },
   };
-  return pino(loggerOptions, options.destination ?? batchedStdout());
+  return pino(loggerOptions, options.destination ?? (batchedStdout ??= createBatchedStdout()));
 }

@@ -8,12 +8,21 @@ const [mode = 'idle', countText = '3'] = process.argv.slice(2);
 const count = Number(countText);
 
 let writes = 0;
+const countWrite = (fd: unknown, data: unknown) => {
+  if (fd === process.stdout.fd && String(data).length > 0) writes += 1;
+};
 const write = fs.write.bind(fs);
-// sonic-boom looks fs.write up at each call: count the writes that carry bytes to stdout.
+const writeSync = fs.writeSync.bind(fs);
+// sonic-boom looks fs.write and fs.writeSync up at each call: count the writes that carry
+// bytes to stdout, whichever way they go.
 Object.assign(fs, {
   write: (fd: number, data: unknown, ...rest: unknown[]) => {
-    if (fd === process.stdout.fd && String(data).length > 0) writes += 1;
+    countWrite(fd, data);
     return (write as (...args: unknown[]) => void)(fd, data, ...rest);
+  },
+  writeSync: (fd: number, data: unknown, ...rest: unknown[]) => {
+    countWrite(fd, data);
+    return (writeSync as (...args: unknown[]) => number)(fd, data, ...rest);
   },
 });
 process.on('exit', () => process.stderr.write(`writes=${writes}\n`));
