@@ -15,13 +15,26 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
   }
   if (declaredLength > limitBytes) throw tooLarge(limitBytes);
-  const text = (await readBody(req, limitBytes)).toString('utf8');
+  const bytes = bufferedBody(req, declaredLength) ?? (await readBody(req, limitBytes));
+  const text = bytes.toString('utf8');
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {
     throw new GatewayError('VALIDATION_ERROR', 'The request body is not valid JSON.');
   }
+}
+
+/**
+ * The body's bytes when all of them are in the request's buffer already, as they are for a
+ * small request that arrived in one piece by the time the handler reads it (issue 8: no
+ * listeners, promise or flowing mode per request). Only for a body framed by Content-Length
+ * (node does not let more than that many bytes into the buffer) that no one has started
+ * reading; undefined otherwise.
+ */
+function bufferedBody(req: IncomingMessage, declaredLength: number): Buffer | undefined {
+  if (req.readableFlowing !== null || req.readableLength !== declaredLength) return undefined;
+  return (req.read() as Buffer | null) ?? undefined;
 }
 
 /**
