@@ -28,6 +28,13 @@ export type FastLaneOptions = {
 /** Answers a request it serves and returns true; false leaves the request to Express. */
 export type FastLane = (req: IncomingMessage, res: ServerResponse) => boolean;
 
+type Route = { operation: AnyLeanOperation; name: () => string; route: () => string };
+
+/** A function answering `value` (built by a call: no function name to set per request). */
+function constant(value: string): () => string {
+  return () => value;
+}
+
 const LIMITS: Record<string, LimitedOperation> = {
   startAuthentication: 'browser',
   handleIdentityCallback: 'browser',
@@ -47,10 +54,13 @@ const LIMITS: Record<string, LimitedOperation> = {
  * middleware's business, and platform backends and browser navigations send none.
  */
 export function createFastLane(options: FastLaneOptions): FastLane {
-  const routes = new Map<string, AnyLeanOperation>();
+  const routes = new Map<string, Route>();
   for (const operation of options.operations) {
-    const { method, path } = operation.definition;
-    routes.set(`${method.toUpperCase()} ${path}`, operation);
+    const { method, path, operationId } = operation.definition;
+    // The span's name and route, once per operation rather than per request.
+    const name = () => operationId;
+    const route = () => path;
+    routes.set(`${method.toUpperCase()} ${path}`, { operation, name, route });
   }
   const { logger } = options;
 
@@ -58,20 +68,20 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     const url = req.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart < 0 ? url : url.slice(0, queryStart);
-    const operation = routes.get(`${req.method ?? ''} ${path}`);
-    if (operation === undefined || req.headers.origin !== undefined) return false;
+    const route = routes.get(`${req.method ?? ''} ${path}`);
+    if (route === undefined || req.headers.origin !== undefined) return false;
+    const { operation } = route;
 
     setSecurityHeaders(res, path, options.production);
     const requestId = requestIdOf(req);
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    const { operationId } = operation.definition;
     const exchange = traceHttpServerExchange(req, res, {
       path,
-      nameOf: () => operationId,
-      routeOf: () => operation.definition.path,
+      nameOf: route.name,
+      routeOf: route.route,
     });
     exchange.within(() => {
-      logHttpExchange(logger, req, res, { path, requestId: () => requestId });
+      logHttpExchange(logger, req, res, { path, requestId: constant(requestId) });
       if (operation.sheddable === true && !options.shedder.admit(res)) {
         writeErrorAnswer(res, new OverloadedError(), logger, path);
         return;

@@ -117,7 +117,10 @@ function writeLeanAnswer(res: ServerResponse, answer: LeanAnswer, cookie: Cookie
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', Buffer.byteLength(payload));
-    res.end(payload);
+    // Head and body in one write; `end(payload)` would cork the socket and add an empty
+    // write (a writev of two) for the same bytes.
+    res.write(payload);
+    res.end();
     return;
   }
   const location = checkedRedirectUrl(answer.location);
