@@ -1,64 +1,70 @@
 import { Agent, request } from 'node:http';
+import type { ProviderPageFetch } from '@gateway/testkit';
 
 // The bench's sign-ins seed S2's handoff codes, tens of thousands per level, and on two shared
 // cores the client's own CPU is taken from the gateway and the identity provider. The global
-// fetch (undici) costs several times a node:http request, so seeding uses this: the subset of
-// fetch that sign-ins need (GET/POST, string or form bodies, manual redirects, plain http)
-// over keep-alive sockets, answering a standard Response.
+// fetch (undici, with its Headers, Response and web streams) costs several times a node:http
+// request, so sign-ins use this: what they need of fetch (GET/POST, string or form bodies,
+// manual redirects, plain http) over keep-alive sockets, answering a small object with the
+// parts of a Response they read.
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
-// Statuses whose Response must have no body.
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+export type KeepAliveAnswer = Awaited<ReturnType<ProviderPageFetch>> & {
+  json(): Promise<unknown>;
+};
 
-export const keepAliveFetch: typeof fetch = (input, init) => {
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  if (url.protocol !== 'http:') throw new TypeError(`keepAliveFetch: only http: (${url.protocol})`);
-  if (init?.redirect !== undefined && init.redirect !== 'manual') {
-    throw new TypeError('keepAliveFetch: only redirect: manual');
+export function keepAliveFetch(
+  url: string,
+  init: {
+    method?: string;
+    redirect?: 'manual';
+    headers?: Record<string, string>;
+    body?: string | URLSearchParams | undefined;
+  } = {},
+): Promise<KeepAliveAnswer> {
+  const target = new URL(url);
+  if (target.protocol !== 'http:') {
+    throw new TypeError(`keepAliveFetch: only http: (${target.protocol})`);
   }
-  const body = init?.body;
-  if (
-    body !== undefined &&
-    body !== null &&
-    typeof body !== 'string' &&
-    !(body instanceof URLSearchParams)
-  ) {
-    throw new TypeError('keepAliveFetch: only string or form bodies');
-  }
-  const payload = body === undefined || body === null ? undefined : String(body);
-  const headers: Record<string, string> = {};
-  new Headers(init?.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
+  const { body } = init;
+  const payload = body === undefined ? undefined : String(body);
+  const headers: Record<string, string> = { ...init.headers };
   if (payload !== undefined) {
     headers['content-length'] = String(Buffer.byteLength(payload));
     if (body instanceof URLSearchParams) {
       headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
     }
   }
-  return new Promise<Response>((resolve, reject) => {
-    const outgoing = request(url, { method: init?.method ?? 'GET', headers, agent }, (incoming) => {
-      const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.on('error', reject);
-      incoming.on('end', () => {
-        const status = incoming.statusCode ?? 0;
-        const answerHeaders = new Headers();
-        const raw = incoming.rawHeaders;
-        for (let index = 0; index + 1 < raw.length; index += 2) {
-          answerHeaders.append(raw[index] as string, raw[index + 1] as string);
-        }
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve(
-          new Response(NULL_BODY.has(status) ? null : text, {
-            status,
-            headers: answerHeaders,
-          }),
-        );
-      });
-    });
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      target,
+      { method: init.method ?? 'GET', headers, agent },
+      (incoming) => {
+        const chunks: Buffer[] = [];
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+        incoming.on('error', reject);
+        incoming.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const { headers: answer } = incoming;
+          resolve({
+            status: incoming.statusCode ?? 0,
+            headers: {
+              get: (name) => {
+                const value = answer[name.toLowerCase()];
+                if (value === undefined) return null;
+                return Array.isArray(value) ? value.join(', ') : value;
+              },
+              getSetCookie: () => answer['set-cookie'] ?? [],
+            },
+            text: () => Promise.resolve(text),
+            json: () => Promise.resolve(JSON.parse(text) as unknown),
+            body: { cancel: () => Promise.resolve() },
+          });
+        });
+      },
+    );
     outgoing.on('error', reject);
     outgoing.end(payload);
   });
-};
+}

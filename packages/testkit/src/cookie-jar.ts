@@ -7,7 +7,7 @@ export type CookieJar = {
   /** The Cookie header for a URL, or undefined when no cookie applies. */
   headerFor(url: string | URL): string | undefined;
   /** Stores the Set-Cookie headers of a response to a request for `url`. */
-  store(url: string | URL, response: Response): void;
+  store(url: string | URL, response: { headers: Pick<Headers, 'getSetCookie'> }): void;
 };
 
 type StoredCookie = { name: string; value: string; path: string };

@@ -12,7 +12,7 @@ export {
   startTestOpenIdProvider,
   testMachineScopes,
 } from './test-openid-provider.js';
-export type { TestBrowser } from './test-openid-provider.js';
+export type { ProviderPageFetch, TestBrowser } from './test-openid-provider.js';
 export type {
   TestAccount,
   TestClient,

@@ -441,13 +441,29 @@ async function authorize(request: {
  * answers it. The cookie jar keeps the identity session, so a second sign-in with the same
  * jar goes straight back. Used by the test provider's browser and by the bench.
  */
+/** What followProviderPages needs of an HTTP client; the global fetch is one. */
+export type ProviderPageFetch = (
+  url: string,
+  init: {
+    method: string;
+    redirect: 'manual';
+    headers: Record<string, string>;
+    body?: URLSearchParams | undefined;
+  },
+) => Promise<{
+  status: number;
+  headers: Pick<Headers, 'get' | 'getSetCookie'>;
+  text(): Promise<string>;
+  body: { cancel(): Promise<void> } | null;
+}>;
+
 export async function followProviderPages(request: {
   startUrl: string;
   accountId: string;
   jar: CookieJar;
   isDone: (url: URL) => boolean;
   /** The HTTP client (default the global fetch; the bench passes a cheaper one). */
-  fetch?: typeof fetch;
+  fetch?: ProviderPageFetch;
 }): Promise<URL> {
   const { jar } = request;
   const send = request.fetch ?? fetch;
