@@ -1,4 +1,5 @@
-import { fromBase64Url, toBase64Url } from './base64url.js';
+import { toBase64Url } from './base64url.js';
+import { ciphertextParts } from './keyring.js';
 import { KEY_ID_PATTERN } from './encryption-keys.js';
 
 // The keyring's ciphertexts are text (`v1.<kid>.<iv>.<data>.<tag>`, base64url parts) so they fit
@@ -12,20 +13,9 @@ const TAG_BYTES = 16;
 
 /** The bytes form of a keyring ciphertext, or undefined when the text is not one. */
 export function ciphertextToBytes(ciphertext: string): Buffer | undefined {
-  const parts = ciphertext.split('.');
-  if (parts.length !== 5) return undefined;
-  const [version, kid, ivText, dataText, tagText] = parts as [
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
-  if (version !== 'v1' || !KEY_ID_PATTERN.test(kid)) return undefined;
-  const iv = fromBase64Url(ivText);
-  const data = fromBase64Url(dataText);
-  const tag = fromBase64Url(tagText);
-  if (iv?.length !== IV_BYTES || data === undefined || tag?.length !== TAG_BYTES) return undefined;
+  const parsed = ciphertextParts(ciphertext);
+  if (parsed === undefined) return undefined;
+  const { kid, iv, data, tag } = parsed;
   return Buffer.concat([
     Buffer.of(VERSION_BYTE, kid.length),
     Buffer.from(kid, 'latin1'),

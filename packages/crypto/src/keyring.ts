@@ -37,14 +37,13 @@ function additionalData(kid: string, associatedData: string | undefined): Buffer
   return Buffer.from(`${VERSION}.${kid}\n${associatedData ?? ''}`, 'utf8');
 }
 
-type ParsedCiphertext = { kid: string; iv: Buffer; data: Buffer; tag: Buffer };
+export type ParsedCiphertext = { kid: string; iv: Buffer; data: Buffer; tag: Buffer };
 
-function parseCiphertext(ciphertext: string): ParsedCiphertext {
-  const malformed = (): DecryptionError =>
-    new DecryptionError('malformed', 'Ciphertext is not in the v1.<kid>.<iv>.<data>.<tag> format');
-  if (typeof ciphertext !== 'string') throw malformed();
+/** The parts of a `v1.<kid>.<iv>.<data>.<tag>` ciphertext, or undefined when it is not one. */
+export function ciphertextParts(ciphertext: string): ParsedCiphertext | undefined {
+  if (typeof ciphertext !== 'string') return undefined;
   const parts = ciphertext.split('.');
-  if (parts.length !== 5) throw malformed();
+  if (parts.length !== 5) return undefined;
   const [version, kid, ivText, dataText, tagText] = parts as [
     string,
     string,
@@ -52,14 +51,25 @@ function parseCiphertext(ciphertext: string): ParsedCiphertext {
     string,
     string,
   ];
-  if (version !== VERSION || !KEY_ID_PATTERN.test(kid)) throw malformed();
+  if (version !== VERSION || !KEY_ID_PATTERN.test(kid)) return undefined;
   const iv = fromBase64Url(ivText);
   const data = fromBase64Url(dataText);
   const tag = fromBase64Url(tagText);
   if (iv?.length !== IV_BYTES || data === undefined || tag?.length !== TAG_BYTES) {
-    throw malformed();
+    return undefined;
   }
   return { kid, iv, data, tag };
+}
+
+function parseCiphertext(ciphertext: string): ParsedCiphertext {
+  const parsed = ciphertextParts(ciphertext);
+  if (parsed === undefined) {
+    throw new DecryptionError(
+      'malformed',
+      'Ciphertext is not in the v1.<kid>.<iv>.<data>.<tag> format',
+    );
+  }
+  return parsed;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
