@@ -6,11 +6,9 @@ import type { ConnectError } from '@connectrpc/connect';
 import { Code, createClient, type ConnectRouter } from '@connectrpc/connect';
 import { RegistryService } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
-import { createLogger } from '@gateway/telemetry';
-import { createMemoryLog } from '@gateway/telemetry/testing';
 import { createHttp2ConnectTransport } from './http2-connect-transport.js';
-import { startRpcServer, type RpcServer } from './rpc-server.js';
-import { createServiceInterceptors } from './service-routes.js';
+import { startLocalRpcServer } from './testing/local-rpc-server.js';
+import type { RpcServer } from './rpc-server.js';
 
 /** Requests the implementation received, by environment key. */
 const received: string[] = [];
@@ -50,16 +48,7 @@ const routes = (router: ConnectRouter) => {
 let server: RpcServer;
 
 beforeAll(async () => {
-  const logger = createLogger({
-    service: 'coalescing-test',
-    destination: createMemoryLog().destination,
-  });
-  server = await startRpcServer({
-    routes,
-    interceptors: createServiceInterceptors(logger),
-    port: 0,
-    host: '127.0.0.1',
-  });
+  server = await startLocalRpcServer(routes, { service: 'coalescing-test' });
 });
 afterAll(async () => {
   gate.release();

@@ -23,9 +23,10 @@ import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/teleme
 import { createMemoryLog, createMemorySpans, waitForSpans } from '@gateway/telemetry/testing';
 import { createHealthRoutes } from './health-service.js';
 import { createInProcessTransport } from './in-process-transport.js';
-import { startRpcServer, type RpcServer } from './rpc-server.js';
+import type { RpcServer } from './rpc-server.js';
 import { combineRoutes, createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
 import { createServiceTransport } from './service-transport.js';
+import { startLocalRpcServer } from './testing/local-rpc-server.js';
 
 const GET_ENVIRONMENT = 'registry.v1.RegistryService/GetIdentityEnvironment';
 const INACTIVE_DETAILS = {
@@ -114,12 +115,7 @@ const failureOf = (call: Promise<unknown>) =>
 
 beforeAll(async () => {
   startTelemetry({ serviceName: 'in-process-test', spanProcessors: [spans.processor] });
-  server = await startRpcServer({
-    routes,
-    interceptors: createServiceInterceptors(logger),
-    port: 0,
-    host: '127.0.0.1',
-  });
+  server = await startLocalRpcServer(routes, { service: 'in-process-test', logger });
 });
 afterAll(async () => {
   slowGate.resolve();
@@ -249,16 +245,19 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   it('answers Unimplemented for a service that is not served at all', async () => {
     // Routes that serve Health only, as if the caller were pointed at the wrong service.
     const healthOnly: ServiceRoutes = (router) => router.service(Health, {});
-    const interceptors = createServiceInterceptors(logger);
     const other =
       mode === 'remote'
-        ? await startRpcServer({ routes: healthOnly, interceptors, port: 0, host: '127.0.0.1' })
+        ? await startLocalRpcServer(healthOnly, { service: 'in-process-test', logger })
         : undefined;
     try {
       const transport =
         other === undefined
           ? createServiceTransport(
-              { kind: 'in-process', routes: healthOnly, serverInterceptors: interceptors },
+              {
+                kind: 'in-process',
+                routes: healthOnly,
+                serverInterceptors: createServiceInterceptors(logger),
+              },
               { timeoutMs: TIMEOUT_MS },
             )
           : createServiceTransport({ kind: 'remote', baseUrl: other.url }, { timeoutMs: 5_000 });

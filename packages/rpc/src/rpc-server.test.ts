@@ -12,10 +12,8 @@ import {
   RegistryService,
 } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
-import { createLogger } from '@gateway/telemetry';
-import { createMemoryLog } from '@gateway/telemetry/testing';
-import { startRpcServer, type RpcServer } from './rpc-server.js';
-import { createServiceInterceptors } from './service-routes.js';
+import type { RpcServer } from './rpc-server.js';
+import { startLocalRpcServer } from './testing/local-rpc-server.js';
 
 const PATH = '/registry.v1.RegistryService/GetIdentityEnvironment';
 
@@ -60,16 +58,7 @@ let server: RpcServer;
 let session: ClientHttp2Session;
 
 beforeAll(async () => {
-  const logger = createLogger({
-    service: 'rpc-server-test',
-    destination: createMemoryLog().destination,
-  });
-  server = await startRpcServer({
-    routes,
-    interceptors: createServiceInterceptors(logger),
-    port: 0,
-    host: '127.0.0.1',
-  });
+  server = await startLocalRpcServer(routes, { service: 'rpc-server-test' });
   session = connect(server.url);
 });
 afterAll(async () => {

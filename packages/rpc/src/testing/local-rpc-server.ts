@@ -1,0 +1,25 @@
+import type { Logger } from '@gateway/telemetry';
+import { createLogger } from '@gateway/telemetry';
+import { createMemoryLog } from '@gateway/telemetry/testing';
+import { startRpcServer, type RpcServer } from '../rpc-server.js';
+import { createServiceInterceptors, type ServiceRoutes } from '../service-routes.js';
+
+/**
+ * An RPC server on 127.0.0.1 (a free port) with the services' own interceptors, as a service
+ * process runs it, for tests that call it over HTTP/2. Its log goes to memory unless the test
+ * passes a logger of its own.
+ */
+export function startLocalRpcServer(
+  routes: ServiceRoutes,
+  options: { service: string; logger?: Logger },
+): Promise<RpcServer> {
+  const logger =
+    options.logger ??
+    createLogger({ service: options.service, destination: createMemoryLog().destination });
+  return startRpcServer({
+    routes,
+    interceptors: createServiceInterceptors(logger),
+    port: 0,
+    host: '127.0.0.1',
+  });
+}
