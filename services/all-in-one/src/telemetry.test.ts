@@ -175,6 +175,22 @@ function allSpanText(): string {
   );
 }
 
+/**
+ * Spec 2.6, 4.6: logout hands the identity provider, as id_token_hint, the very ID token its
+ * token endpoint issued for this sign-in (the session keeps it sealed and packed, issue 8 S6).
+ * Runs last in its block: it ends the session.
+ */
+async function expectLogoutHintIsTheIssuedIdToken(t: GatewayUnderTest, signIn: SignIn) {
+  const cookie = `svc_auth_session=${encodeURIComponent(signIn.secrets.gatewayToken ?? '')}`;
+  const { status, body } = await t.call('POST', '/v1/auth/logout', {
+    token: null,
+    headers: { cookie, origin: 'http://localhost:3000' },
+  });
+  expect(status).toBe(200);
+  const hint = new URL(String(body.logoutUrl)).searchParams.get('id_token_hint');
+  expect(hint).toBe(signIn.secrets.idToken);
+}
+
 function expectNoSecrets(secrets: Record<string, string>): void {
   const spanText = allSpanText();
   const logText = log.raw.join('\n');
@@ -274,6 +290,10 @@ describe('one sign-in with the login state in PostgreSQL', () => {
     // Nothing failed: the dependency error counter has no series yet.
     expect(has(/^gateway_dependency_errors_total\{/)).toBe(false);
   });
+
+  it('logs out with the issued ID token as id_token_hint (SQL store)', async () => {
+    await expectLogoutHintIsTheIssuedIdToken(t, signIn);
+  });
 });
 
 describe('one sign-in with the login state in Redis', () => {
@@ -323,5 +343,9 @@ describe('one sign-in with the login state in Redis', () => {
 
   it('never puts a token, code or secret into a span or a log line', () => {
     expectNoSecrets(signIn.secrets);
+  });
+
+  it('logs out with the issued ID token as id_token_hint (Redis store: bytes after the text)', async () => {
+    await expectLogoutHintIsTheIssuedIdToken(t, signIn);
   });
 });
