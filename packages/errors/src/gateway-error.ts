@@ -13,15 +13,21 @@ export class GatewayError extends Error {
   override readonly name = 'GatewayError';
   readonly code: ErrorCode;
   readonly details: JsonObject | undefined;
+  /**
+   * Set when the gateway refuses on purpose and tells the caller when to come back (a rate
+   * limit, load shedding): the answer carries `Retry-After`, and it is not a failure to log.
+   */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options?: { details?: JsonObject; cause?: unknown },
+    options?: { details?: JsonObject; cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.details = options?.details;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 
   get status(): number {

@@ -22,16 +22,16 @@ export function writeErrorAnswer(
   path: string,
 ): void {
   const gatewayError = fromConnectError(error);
-  if (gatewayError.status >= 500) {
+  // A refusal on purpose (429 over a rate limit, 503 of load shedding) says when to come
+  // back itself and is no failure: the request's log line records it.
+  const refusal = gatewayError.retryAfterSeconds;
+  if (gatewayError.status >= 500 && refusal === undefined) {
     logger.error(
       { err: gatewayError.cause ?? gatewayError, errorCode: gatewayError.code, path },
       'request failed',
     );
   }
-  // A 429 over a rate limit, or a 503 of load shedding, says when to come back itself.
-  const explicit = (gatewayError as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-  const retryAfter =
-    typeof explicit === 'number' ? String(explicit) : retryAfterSeconds[gatewayError.code];
+  const retryAfter = refusal === undefined ? retryAfterSeconds[gatewayError.code] : String(refusal);
   if (retryAfter !== undefined) res.setHeader('Retry-After', retryAfter);
   const payload = JSON.stringify(gatewayError.toBody());
   res.statusCode = gatewayError.status;

@@ -9,7 +9,7 @@ import {
 } from '@gateway/telemetry';
 import { writeErrorAnswer } from './error-handler.js';
 import { runLeanOperation, type AnyLeanOperation, type LeanContext } from './lean-operation.js';
-import { OverloadedError, type LoadShedder } from './load-shedding.js';
+import { OVERLOADED, type LoadShedder } from './load-shedding.js';
 import type { LimitedOperation, RateLimiter } from './rate-limit.js';
 import { setSecurityHeaders } from './security-headers.js';
 
@@ -29,11 +29,6 @@ export type FastLaneOptions = {
 export type FastLane = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 type Route = { operation: AnyLeanOperation; name: () => string; route: () => string };
-
-/** A function answering `value` (built by a call: no function name to set per request). */
-function constant(value: string): () => string {
-  return () => value;
-}
 
 const LIMITS: Record<string, LimitedOperation> = {
   startAuthentication: 'browser',
@@ -81,9 +76,9 @@ export function createFastLane(options: FastLaneOptions): FastLane {
       routeOf: route.route,
     });
     exchange.within(() => {
-      logHttpExchange(logger, req, res, { path, requestId: constant(requestId) });
+      logHttpExchange(logger, req, res, { path, requestId: () => requestId });
       if (operation.sheddable === true && !options.shedder.admit(res)) {
-        writeErrorAnswer(res, new OverloadedError(), logger, path);
+        writeErrorAnswer(res, OVERLOADED, logger, path);
         return;
       }
       void serve(operation, req, res, path, queryStart < 0 ? '' : url.slice(queryStart + 1));

@@ -2,6 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLogger } from '@gateway/telemetry';
+import { createMemoryLog } from '@gateway/telemetry/testing';
 import { startTestEdge, type TestEdge } from '../testing/edge-harness.js';
 import { createLoadShedder } from './load-shedding.js';
 
@@ -33,12 +35,13 @@ describe('createLoadShedder (issue 8, S5)', () => {
 
 describe('the edge at its bound of requests in flight (issue 8, S5)', () => {
   let edge: TestEdge;
+  const log = createMemoryLog();
 
   beforeAll(async () => {
-    edge = await startTestEdge({
-      IDENTITY_ISSUER: 'https://id.example.test',
-      OVERLOAD_MAX_IN_FLIGHT: '1',
-    });
+    edge = await startTestEdge(
+      { IDENTITY_ISSUER: 'https://id.example.test', OVERLOAD_MAX_IN_FLIGHT: '1' },
+      { logger: createLogger({ service: 'test', level: 'info', destination: log.destination }) },
+    );
     edge.registry.platformCredentials.set('gwc_backend', {
       clientSecret: 'gws_backend_secret',
       kind: 'backend',
@@ -79,6 +82,9 @@ describe('the edge at its bound of requests in flight (issue 8, S5)', () => {
         });
       }
       expect(edge.authFlow.calls).toEqual([]);
+      // A refusal on purpose is no failure: its request line records it, no error line.
+      expect(log.raw.join('')).toContain('"status":503');
+      expect(log.raw.join('')).not.toContain('request failed');
       // The callback waits on the identity provider, not on this process: never shed.
       const callback = await fetch(`${edge.url}/v1/auth/callback?code=c&state=s`, {
         redirect: 'manual',

@@ -1,14 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '@gateway/errors';
 
-/** The answer of a shed request: 503 SERVICE_UNAVAILABLE with `Retry-After: 1`. */
-export class OverloadedError extends GatewayError {
-  readonly retryAfterSeconds = 1;
-
-  constructor() {
-    super('SERVICE_UNAVAILABLE', 'The gateway is at capacity; retry shortly.');
-  }
-}
+/**
+ * The answer of a shed request: 503 SERVICE_UNAVAILABLE with `Retry-After: 1`. One instance
+ * for every refusal: an error's stack trace is taken when it is made, and a saturated edge
+ * should not take one per refused request.
+ */
+export const OVERLOADED = new GatewayError(
+  'SERVICE_UNAVAILABLE',
+  'The gateway is at capacity; retry shortly.',
+  { retryAfterSeconds: 1 },
+);
 
 export type LoadShedder = {
   /**

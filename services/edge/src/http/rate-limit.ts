@@ -52,11 +52,8 @@ export type RateLimiter = {
 
 /** Thrown over a limit; the answer carries `Retry-After`. */
 export class RateLimitedError extends GatewayError {
-  readonly retryAfterSeconds: number;
-
   constructor(retryAfterSeconds: number) {
-    super('RATE_LIMITED', 'Too many requests; try again later.');
-    this.retryAfterSeconds = retryAfterSeconds;
+    super('RATE_LIMITED', 'Too many requests; try again later.', { retryAfterSeconds });
   }
 }
 

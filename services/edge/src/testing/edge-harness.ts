@@ -1,7 +1,7 @@
 import { loadConfig } from '@gateway/config';
 import { createLocalChangeFeed, type ChangeFeed } from '@gateway/db';
 import { createServiceInterceptors, type ServiceTarget } from '@gateway/rpc';
-import { createLogger } from '@gateway/telemetry';
+import { createLogger, type Logger } from '@gateway/telemetry';
 import { createEdgeApp } from '../edge-app.js';
 import type { RateLimitStore } from '../http/rate-limit-store.js';
 import { listen } from '../listen.js';
@@ -26,13 +26,13 @@ export type TestEdge = {
  */
 export async function startTestEdge(
   env: { IDENTITY_ISSUER: string; CORS_ORIGINS?: string } & Record<string, string>,
-  options: { rateLimitStore?: RateLimitStore } = {},
+  options: { rateLimitStore?: RateLimitStore; logger?: Logger } = {},
 ): Promise<TestEdge> {
   const changeFeed = createLocalChangeFeed();
   const registry = createFakeRegistry();
   const authFlow = createFakeAuthFlow();
   const onboarding = createFakeOnboarding();
-  const logger = createLogger({ service: 'test', level: 'silent' });
+  const logger = options.logger ?? createLogger({ service: 'test', level: 'silent' });
   const config = loadConfig({ LOG_LEVEL: 'silent', SERVICE_CALL_TIMEOUT_MS: '3000', ...env });
   const target: ServiceTarget = {
     kind: 'in-process',
