@@ -213,19 +213,20 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     let handoff: HandoffRecord | undefined;
     let redirectUrl: string;
     if (next.outcome === 'handoff') {
-      const issued = newHandoff(transaction, session, sessionToken, {
-        user: {
-          sub: user.subject,
-          issuer: user.issuer,
-          ...(user.picture === null ? {} : { picture: user.picture }),
-        },
-        environment: { key: client.environmentKey, tier: client.tier },
-        onboarding: onboardingAnswer(
-          next.evaluation,
-          transaction.centralOnboardingEnabled ?? (await centralOnboardingOf(transaction)),
+      const issued = newHandoff(
+        transaction,
+        session,
+        sessionToken,
+        handoffSnapshotOf(
+          transaction,
+          user,
+          client,
+          onboardingAnswer(
+            next.evaluation,
+            transaction.centralOnboardingEnabled ?? (await centralOnboardingOf(transaction)),
+          ),
         ),
-        returnTo: transaction.returnTo,
-      });
+      );
       handoff = issued.record;
       redirectUrl = callbackWithCode(transaction, issued.code);
     } else {
@@ -289,16 +290,17 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     // Spec 4.4: what the exchange will answer, as it stands now.
     const user = await findUser(deps.db.knex, transaction.userId);
     if (user === undefined) throw new GatewayError('NOT_FOUND', 'The login is unknown or expired.');
-    const { code, record } = newHandoff(transaction, session, request.sessionToken, {
-      user: {
-        sub: user.subject,
-        issuer: user.issuer,
-        ...(user.picture === null ? {} : { picture: user.picture }),
-      },
-      environment: { key: client.environmentKey, tier: client.tier },
-      onboarding: onboardingAnswer(next.evaluation, platform.centralOnboardingEnabled),
-      returnTo: transaction.returnTo,
-    });
+    const { code, record } = newHandoff(
+      transaction,
+      session,
+      request.sessionToken,
+      handoffSnapshotOf(
+        transaction,
+        user,
+        client,
+        onboardingAnswer(next.evaluation, platform.centralOnboardingEnabled),
+      ),
+    );
     if ((await store.issueHandoff(record)) === 'conflict') {
       throw new GatewayError('CONFLICT', 'A handoff was already issued for this login.');
     }
@@ -353,7 +355,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
    */
   function newHandoff(
     transaction: TransactionRecord,
-    session: Pick<SessionRecord, 'id' | 'userId'>,
+    session: Pick<SessionRecord, 'id' | 'userId' | 'tokenHash'>,
     sessionToken: string,
     snapshot: HandoffSnapshot,
   ): { code: string; record: HandoffRecord } {
@@ -371,7 +373,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
         userId: session.userId,
         sessionId: session.id,
         sessionTokenEncrypted: keyring.encrypt(sessionToken, `handoff:${codeHash}`),
-        sessionTokenHash: hashToken(sessionToken),
+        sessionTokenHash: session.tokenHash,
         snapshot,
         createdAt,
         expiresAt: createdAt + settings.handoffTtlSeconds * 1000,
@@ -380,6 +382,25 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
   }
 
   return { startLogin, completeLogin, resumeLogin };
+}
+
+/** Spec 4.4: what the exchange of this handoff answers, as it stands at issuance. */
+function handoffSnapshotOf(
+  transaction: TransactionRecord,
+  user: { subject: string; issuer: string; picture: string | null },
+  client: { environmentKey: string; tier: string },
+  onboarding: HandoffSnapshot['onboarding'],
+): HandoffSnapshot {
+  return {
+    user: {
+      sub: user.subject,
+      issuer: user.issuer,
+      ...(user.picture === null ? {} : { picture: user.picture }),
+    },
+    environment: { key: client.environmentKey, tier: client.tier },
+    onboarding,
+    returnTo: transaction.returnTo,
+  };
 }
 
 /**
