@@ -15,7 +15,13 @@ import {
   type UnaryResponse,
 } from '@connectrpc/connect';
 import { codeFromHttpStatus, errorFromJsonBytes } from '@connectrpc/connect/protocol-connect';
-import { chainUnary, unaryTransport, type UnaryCall } from './unary-chain.js';
+import {
+  chainUnary,
+  copyHttp2Headers,
+  methodPath,
+  unaryTransport,
+  type UnaryCall,
+} from './unary-chain.js';
 
 export type Http2ConnectTransportOptions = {
   /** `http://host:port` of the service (h2c). */
@@ -83,16 +89,8 @@ const RESERVED_HEADERS = new Set([
 function responseHeaders(headers: IncomingHttpHeaders): { header: Headers; trailer: Headers } {
   const header = new Headers();
   const trailer = new Headers();
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined || name.startsWith(':')) continue;
-    // Connect unary: trailers travel as headers prefixed `trailer-`.
-    const isTrailer = name.startsWith('trailer-');
-    const target = isTrailer ? trailer : header;
-    const key = isTrailer ? name.slice('trailer-'.length) : name;
-    if (typeof value === 'string') target.append(key, value);
-    else for (const item of value) target.append(key, item);
-  }
+  // Connect unary: trailers travel as headers prefixed `trailer-`.
+  copyHttp2Headers(headers, header, trailer);
   return { header, trailer };
 }
 
@@ -271,7 +269,7 @@ export function createHttp2ConnectTransport(options: Http2ConnectTransportOption
   const pathOf = (method: DescMethod): string => {
     let path = paths.get(method);
     if (path === undefined) {
-      path = `/${method.parent.typeName}/${method.name}`;
+      path = methodPath(method);
       paths.set(method, path);
     }
     return path;

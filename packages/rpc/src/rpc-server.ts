@@ -21,7 +21,7 @@ import {
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { codeToHttpStatus, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
 import type { ServiceRoutes } from './service-routes.js';
-import { chainUnary, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
+import { chainUnary, copyHttp2Headers, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
 import { createUnaryDispatcher } from './unary-dispatcher.js';
 
 export type RpcServer = { url: string; port: number; close(): Promise<void> };
@@ -103,12 +103,7 @@ async function answerUnary(
       );
     }
     const header = new Headers();
-    for (const name in headers) {
-      const value = headers[name];
-      if (name.startsWith(':') || value === undefined) continue;
-      if (typeof value === 'string') header.append(name, value);
-      else for (const item of value) header.append(name, item);
-    }
+    copyHttp2Headers(headers, header);
     const answer = await call({
       stream: false,
       service: method.parent,

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http2';
 import { create, isMessage, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
 import {
   Code,
@@ -41,7 +42,7 @@ export function unaryTransport(options: {
   const urlOf = (method: DescMethod): string => {
     let url = urls.get(method);
     if (url === undefined) {
-      url = `${options.urlBase}/${method.parent.typeName}/${method.name}`;
+      url = `${options.urlBase}${methodPath(method)}`;
       urls.set(method, url);
     }
     return url;
@@ -71,4 +72,29 @@ export function unaryTransport(options: {
       return Promise.reject(new ConnectError(options.noStreaming, Code.Unimplemented));
     },
   };
+}
+
+/** The HTTP path of a method, as Connect routes it: `/<package.Service>/<Method>`. */
+export function methodPath(method: DescMethod): string {
+  return `/${method.parent.typeName}/${method.name}`;
+}
+
+/**
+ * Copies an HTTP/2 header block (pseudo-headers left out) into `header`; with `trailer`, the
+ * fields a Connect unary answer prefixes `trailer-` go there, unprefixed.
+ */
+export function copyHttp2Headers(
+  incoming: IncomingHttpHeaders,
+  header: Headers,
+  trailer?: Headers,
+): void {
+  for (const name in incoming) {
+    const value = incoming[name];
+    if (value === undefined || name.startsWith(':')) continue;
+    const isTrailer = trailer !== undefined && name.startsWith('trailer-');
+    const target = isTrailer ? trailer : header;
+    const key = isTrailer ? name.slice('trailer-'.length) : name;
+    if (typeof value === 'string') target.append(key, value);
+    else for (const item of value) target.append(key, item);
+  }
 }

@@ -7,7 +7,7 @@ import {
   type UnaryResponse,
 } from '@connectrpc/connect';
 import type { ServiceRoutes } from './service-routes.js';
-import { NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
+import { methodPath, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
 
 type UnaryImpl = (request: unknown, context: HandlerContext) => unknown;
 
@@ -30,8 +30,7 @@ export function createUnaryDispatcher(routes: ServiceRoutes): UnaryDispatcher {
   const paths = new Map<string, DescMethod>();
   const register = (method: DescMethod, impl: UnaryImpl) => {
     methods.set(method, impl);
-    if (method.methodKind === 'unary')
-      paths.set(`/${method.parent.typeName}/${method.name}`, method);
+    if (method.methodKind === 'unary') paths.set(methodPath(method), method);
   };
   const unimplemented = (method: DescMethod): UnaryImpl => {
     const message = `${method.parent.typeName}.${method.name} is not implemented`;
