@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '@gateway/errors';
+import { mediaTypeOf, tooLarge } from './raw-body.js';
 
 /**
  * Reads a JSON request body for one route (routes that take no body never pay for it).
@@ -69,14 +70,6 @@ function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
 }
 
 function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const mediaType = header.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  const mediaType = mediaTypeOf(header);
   return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
-}
-
-function tooLarge(limitBytes: number): GatewayError {
-  return new GatewayError(
-    'PAYLOAD_TOO_LARGE',
-    `The request body is larger than ${limitBytes} bytes.`,
-  );
 }

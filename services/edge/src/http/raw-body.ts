@@ -6,6 +6,14 @@ export function mediaTypeOf(header: string | undefined): string {
   return header?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
 }
 
+/** 413 for a body above `limitBytes` (JSON bodies and the raw avatar upload alike). */
+export function tooLarge(limitBytes: number): GatewayError {
+  return new GatewayError(
+    'PAYLOAD_TOO_LARGE',
+    `The request body is larger than ${limitBytes} bytes.`,
+  );
+}
+
 /**
  * Reads a raw (non-JSON) request body for the one route that takes one (the avatar upload).
  * The Content-Type must be one of `mediaTypes` (else 415 UNSUPPORTED_MEDIA_TYPE); a body
@@ -23,17 +31,14 @@ export async function readRawBody(
       `The request body must be one of ${options.mediaTypes.join(', ')}.`,
     );
   }
-  const tooLarge = () =>
-    new GatewayError(
-      'PAYLOAD_TOO_LARGE',
-      `The request body is larger than ${options.limitBytes} bytes.`,
-    );
-  if (Number(req.headers['content-length'] ?? '0') > options.limitBytes) throw tooLarge();
+  if (Number(req.headers['content-length'] ?? '0') > options.limitBytes) {
+    throw tooLarge(options.limitBytes);
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > options.limitBytes) throw tooLarge();
+    if (size > options.limitBytes) throw tooLarge(options.limitBytes);
     chunks.push(chunk);
   }
   return { mediaType, data: Buffer.concat(chunks) };
