@@ -783,9 +783,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         // bound) and 300 (shown: there the load generator takes half of the two cores). Both
         // are compared with S1 at its full load (its highest connection count): the bound sets
         // how long an admitted request can wait, and it is sized for that load.
-        const full = Math.max(...profile.connections);
+        const base = Math.max(...profile.connections);
         for (const [index, connections] of OVERLOAD_CONNECTIONS.entries()) {
-          const base = full;
           const rssBefore = await rssBytes(gateway.pid);
           const sampler = sampleRss(gateway.pid);
           const usage = await cpuSnapshot([gateway.pid], pgTransactions);

@@ -9,6 +9,7 @@ import type { ProviderPageFetch } from '@gateway/testkit';
 // parts of a Response they read.
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+const ANSWER_TIMEOUT_MS = 30_000;
 
 export type KeepAliveAnswer = Awaited<ReturnType<ProviderPageFetch>> & {
   json(): Promise<unknown>;
@@ -25,7 +26,7 @@ export function keepAliveFetch(
 ): Promise<KeepAliveAnswer> {
   const target = new URL(url);
   if (target.protocol !== 'http:') {
-    throw new TypeError(`keepAliveFetch: only http: (${target.protocol})`);
+    return Promise.reject(new TypeError(`keepAliveFetch: only http: (${target.protocol})`));
   }
   const { body } = init;
   const payload = body === undefined ? undefined : String(body);
@@ -65,6 +66,10 @@ export function keepAliveFetch(
       },
     );
     outgoing.on('error', reject);
+    // A stalled answer fails its sign-in instead of hanging the bench.
+    outgoing.setTimeout(ANSWER_TIMEOUT_MS, () =>
+      outgoing.destroy(new Error(`No answer within ${ANSWER_TIMEOUT_MS} ms from ${url}`)),
+    );
     outgoing.end(payload);
   });
 }

@@ -1,5 +1,5 @@
 import { toBase64Url } from './base64url.js';
-import { ciphertextParts } from './keyring.js';
+import { ciphertextParts, IV_BYTES, TAG_BYTES, VERSION } from './keyring.js';
 import { KEY_ID_PATTERN } from './encryption-keys.js';
 
 // The keyring's ciphertexts are text (`v1.<kid>.<iv>.<data>.<tag>`, base64url parts) so they fit
@@ -8,8 +8,6 @@ import { KEY_ID_PATTERN } from './encryption-keys.js';
 // exact, so the text that comes back decrypts as the one that went in.
 
 const VERSION_BYTE = 1;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /** The bytes form of a keyring ciphertext, or undefined when the text is not one. */
 export function ciphertextToBytes(ciphertext: string): Buffer | undefined {
@@ -40,7 +38,7 @@ export function ciphertextFromBytes(bytes: Uint8Array): string {
     throw new Error('Not a ciphertext in bytes form');
   }
   return [
-    'v1',
+    VERSION,
     kid,
     toBase64Url(buffer.subarray(ivStart, tagStart)),
     toBase64Url(buffer.subarray(dataStart)),

@@ -6,10 +6,10 @@ import { assertValidEncryptionKey, KEY_ID_PATTERN } from './encryption-keys.js';
 import type { EncryptionKey } from './encryption-keys.js';
 import { takeRandomBytes } from './tokens.js';
 
-const VERSION = 'v1';
+export const VERSION = 'v1';
 const ALGORITHM = 'aes-256-gcm';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
+export const IV_BYTES = 12;
+export const TAG_BYTES = 16;
 
 /**
  * AES-256-GCM with key ids, so keys can rotate: encrypt always uses the active (first) key and

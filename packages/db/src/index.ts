@@ -16,11 +16,5 @@ export type {
 } from './migrations.js';
 export { toCount } from './count.js';
 export { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
-export {
-  createLocalChangeFeed,
-  createRedisChangeFeed,
-  openRegistryChangeFeed,
-  registryChangesChannel,
-  type ChangeFeed,
-} from './change-feed.js';
+export { createLocalChangeFeed, openRegistryChangeFeed, type ChangeFeed } from './change-feed.js';
 export { FeedCache, type FeedCacheOptions } from './feed-cache.js';

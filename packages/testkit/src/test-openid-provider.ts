@@ -434,13 +434,6 @@ async function authorize(request: {
   return { code, verifier };
 }
 
-/**
- * Follows the redirects of an oidc-provider with its development interaction pages and
- * answers its pages as a user would: the dev login (any password), consent, and the
- * end-session confirmation; stops at the first redirect for which `isDone` is true and
- * answers it. The cookie jar keeps the identity session, so a second sign-in with the same
- * jar goes straight back. Used by the test provider's browser and by the bench.
- */
 /** What followProviderPages needs of an HTTP client; the global fetch is one. */
 export type ProviderPageFetch = (
   url: string,
@@ -457,6 +450,13 @@ export type ProviderPageFetch = (
   body: { cancel(): Promise<void> } | null;
 }>;
 
+/**
+ * Follows the redirects of an oidc-provider with its development interaction pages and
+ * answers its pages as a user would: the dev login (any password), consent, and the
+ * end-session confirmation; stops at the first redirect for which `isDone` is true and
+ * answers it. The cookie jar keeps the identity session, so a second sign-in with the same
+ * jar goes straight back. Used by the test provider's browser and by the bench.
+ */
 export async function followProviderPages(request: {
   startUrl: string;
   accountId: string;
