@@ -10,6 +10,7 @@ import type {
   KoaContextWithOIDC,
 } from 'oidc-provider';
 import { createCookieJar, type CookieJar } from './cookie-jar.js';
+import { createExpiringMemoryAdapter } from './expiring-memory-adapter.js';
 import { createTestSigningKey, type TestSigningAlg } from './test-signing-key.js';
 
 export type TestClient = {
@@ -148,6 +149,8 @@ export async function startTestOpenIdProvider(
   };
 
   const configuration: Configuration = {
+    // Not the development adapter's 1,000-entry LRU: it evicts in-flight codes under load.
+    adapter: createExpiringMemoryAdapter(),
     clients: clients.map((client) => clientMetadata(client, alg)),
     jwks: { keys: [key.privateJwk] } as JWKS,
     findAccount,
