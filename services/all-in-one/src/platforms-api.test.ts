@@ -5,15 +5,28 @@ import { fromConnectError } from '@gateway/errors';
 import { createRegistryRoutes, registryDepsFromConfig } from '@gateway/registry';
 import { createServiceTransport, createServiceInterceptors } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
+import pg from 'pg';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
 
 // Spec 2.1-2.3, 3.4, 4.10 through the edge over HTTP against PostgreSQL.
 let t: GatewayUnderTest;
 
+// Queries sent on a pg connection while another query still waited on it (pg 8 warns that
+// pg 9 will refuse them). `_queryQueue` is pg's own queue; it is what its warning checks.
+const sentWhileBusy: string[] = [];
+const clientQuery = pg.Client.prototype.query;
+function noteBusyQuery(this: pg.Client, ...args: unknown[]): unknown {
+  const queue = (this as unknown as { _queryQueue?: unknown[] })._queryQueue ?? [];
+  if (queue.length > 0) sentWhileBusy.push(String(args[0]).slice(0, 80));
+  return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+}
+
 beforeAll(async () => {
+  pg.Client.prototype.query = noteBusyQuery as typeof clientQuery;
   t = await startGatewayUnderTest();
 });
 afterAll(async () => {
+  pg.Client.prototype.query = clientQuery;
   await t.close();
 });
 
@@ -561,5 +574,13 @@ describe('platform states (spec 3.4)', () => {
   it('answers 404 for an unknown platform', async () => {
     expect((await t.call('GET', '/v1/platforms/NOPE')).status).toBe(404);
     expect((await t.call('POST', '/v1/platforms/NOPE/activate')).status).toBe(404);
+  });
+});
+
+describe('the connections it uses', () => {
+  // Reading a platform inside its create or update transaction once sent three queries at
+  // once on the transaction's one connection: pg 8 warns, pg 9 will refuse.
+  it('never sent a query on a connection still busy with another', () => {
+    expect(sentWhileBusy).toEqual([]);
   });
 });
