@@ -37,35 +37,55 @@ export function keepAliveFetch(
       headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
     }
   }
+  return send(target, init.method ?? 'GET', headers, payload, url, true);
+}
+
+function send(
+  target: URL,
+  method: string,
+  headers: Record<string, string>,
+  payload: string | undefined,
+  url: string,
+  mayRetry: boolean,
+): Promise<KeepAliveAnswer> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(
-      target,
-      { method: init.method ?? 'GET', headers, agent },
-      (incoming) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.on('error', reject);
-        incoming.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const { headers: answer } = incoming;
-          resolve({
-            status: incoming.statusCode ?? 0,
-            headers: {
-              get: (name) => {
-                const value = answer[name.toLowerCase()];
-                if (value === undefined) return null;
-                return Array.isArray(value) ? value.join(', ') : value;
-              },
-              getSetCookie: () => answer['set-cookie'] ?? [],
+    const outgoing = request(target, { method, headers, agent }, (incoming) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('error', reject);
+      incoming.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const { headers: answer } = incoming;
+        resolve({
+          status: incoming.statusCode ?? 0,
+          headers: {
+            get: (name) => {
+              const value = answer[name.toLowerCase()];
+              if (value === undefined) return null;
+              return Array.isArray(value) ? value.join(', ') : value;
             },
-            text: () => Promise.resolve(text),
-            json: () => Promise.resolve(JSON.parse(text) as unknown),
-            body: { cancel: () => Promise.resolve() },
-          });
+            getSetCookie: () => answer['set-cookie'] ?? [],
+          },
+          text: () => Promise.resolve(text),
+          json: () => Promise.resolve(JSON.parse(text) as unknown),
+          body: { cancel: () => Promise.resolve() },
         });
-      },
-    );
-    outgoing.on('error', reject);
+      });
+    });
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      // An idle kept-alive socket the server closed (the identity provider's keep-alive is
+      // Node's 5 s) just as this request went out: like a browser, send it again once on a
+      // fresh connection (the server closed it idle, before reading this request).
+      if (
+        mayRetry &&
+        outgoing.reusedSocket &&
+        (error.code === 'ECONNRESET' || error.code === 'EPIPE')
+      ) {
+        resolve(send(target, method, headers, payload, url, false));
+        return;
+      }
+      reject(error);
+    });
     // A stalled answer fails its sign-in instead of hanging the bench.
     outgoing.setTimeout(ANSWER_TIMEOUT_MS, () =>
       outgoing.destroy(new Error(`No answer within ${ANSWER_TIMEOUT_MS} ms from ${url}`)),
