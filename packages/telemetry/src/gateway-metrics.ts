@@ -13,6 +13,7 @@ interface GatewayInstruments {
   readonly handoffRedemptions: Counter;
   readonly introspectResults: Counter;
   readonly dependencyErrors: Counter;
+  readonly shedRequests: Counter;
 }
 
 let instruments: GatewayInstruments | undefined;
@@ -35,6 +36,10 @@ function createInstruments(): GatewayInstruments {
     }),
     dependencyErrors: meter.createCounter('gateway.dependency.errors', {
       description: 'Failed calls to a dependency: postgres, redis, identity or service.',
+    }),
+    shedRequests: meter.createCounter('gateway.http.server.shed', {
+      description:
+        'Requests refused with 503 at the bound of requests in flight, by operationId (not in gateway.http.server.duration).',
     }),
   };
 }
@@ -64,6 +69,7 @@ const dependencyAttributes: Record<DependencyName, Attributes> = {
   service: { dependency: 'service' },
 };
 const signInOutcomeAttributes = new Map<string, Attributes>();
+const shedAttributes = new Map<string, Attributes>();
 
 /** Recording into the global meter provider; each is a no-op until startTelemetry runs. */
 export const gatewayMetrics = {
@@ -94,5 +100,14 @@ export const gatewayMetrics = {
   /** `gateway.dependency.errors`. */
   recordDependencyError(dependency: DependencyName): void {
     gatewayInstruments().dependencyErrors.add(1, dependencyAttributes[dependency]);
+  },
+  /** `gateway.http.server.shed`, `operation` = the spec's operationId. */
+  recordShedRequest(operation: string): void {
+    let attributes = shedAttributes.get(operation);
+    if (attributes === undefined) {
+      attributes = { operation };
+      shedAttributes.set(operation, attributes);
+    }
+    gatewayInstruments().shedRequests.add(1, attributes);
   },
 };

@@ -176,7 +176,11 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
     logger,
     production: config.production,
     limiter,
-    shedder: createLoadShedder({ maxInFlight: config.overloadMaxInFlight }),
+    shedder: createLoadShedder({
+      maxInFlight: config.overloadMaxInFlight,
+      production: config.production,
+      logger,
+    }),
     clientAddress: (req) =>
       trust === undefined ? (req.socket.remoteAddress ?? 'unknown') : proxyAddr(req, trust),
   });

@@ -9,7 +9,7 @@ import {
 } from '@gateway/telemetry';
 import { writeErrorAnswer } from './error-handler.js';
 import { runLeanOperation, type AnyLeanOperation, type LeanContext } from './lean-operation.js';
-import { OVERLOADED, type LoadShedder } from './load-shedding.js';
+import type { LoadShedder } from './load-shedding.js';
 import type { LimitedOperation, RateLimiter } from './rate-limit.js';
 import { setSecurityHeaders } from './security-headers.js';
 
@@ -66,6 +66,12 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     const route = routes.get(`${req.method ?? ''} ${path}`);
     if (route === undefined || req.headers.origin !== undefined) return false;
     const { operation } = route;
+    // Before anything else: a refusal is cheap only if it skips the span, the log line and
+    // the error path (load-shedding.ts).
+    if (operation.sheddable === true && !options.shedder.admit(res)) {
+      options.shedder.refuse(req, res, operation.definition.operationId);
+      return true;
+    }
 
     setSecurityHeaders(res, path, options.production);
     const requestId = requestIdOf(req);
@@ -77,10 +83,6 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     });
     exchange.within(() => {
       logHttpExchange(logger, req, res, { path, requestId: () => requestId });
-      if (operation.sheddable === true && !options.shedder.admit(res)) {
-        writeErrorAnswer(res, OVERLOADED, logger, path);
-        return;
-      }
       void serve(operation, req, res, path, queryStart < 0 ? '' : url.slice(queryStart + 1));
     });
     return true;

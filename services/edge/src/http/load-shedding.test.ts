@@ -4,15 +4,17 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLogger } from '@gateway/telemetry';
 import { createMemoryLog } from '@gateway/telemetry/testing';
+import { waitFor } from '@gateway/testkit';
 import { startTestEdge, type TestEdge } from '../testing/edge-harness.js';
 import { createLoadShedder } from './load-shedding.js';
 
 // Stands in for a ServerResponse: the shedder only listens for `finish` and `close`.
 const response = () => new EventEmitter() as unknown as ServerResponse;
+const quiet = createLogger({ service: 'test', level: 'silent' });
 
 describe('createLoadShedder (issue 8, S5)', () => {
   it('refuses at maxInFlight and admits again as requests finish or their connections close', () => {
-    const shedder = createLoadShedder({ maxInFlight: 2 });
+    const shedder = createLoadShedder({ maxInFlight: 2, production: false, logger: quiet });
     const first = response();
     const second = response();
     expect(shedder.admit(first)).toBe(true);
@@ -28,7 +30,7 @@ describe('createLoadShedder (issue 8, S5)', () => {
   });
 
   it('never refuses with maxInFlight 0', () => {
-    const shedder = createLoadShedder({ maxInFlight: 0 });
+    const shedder = createLoadShedder({ maxInFlight: 0, production: false, logger: quiet });
     for (let i = 0; i < 300; i += 1) expect(shedder.admit(response())).toBe(true);
   });
 });
@@ -76,15 +78,37 @@ describe('the edge at its bound of requests in flight (issue 8, S5)', () => {
         expect({ path, status: shed.status }).toEqual({ path, status: 503 });
         expect(shed.headers.get('retry-after')).toBe('1');
         expect(shed.headers.get('cache-control')).toBe('no-store');
+        expect(shed.headers.get('referrer-policy')).toBe('no-referrer');
+        expect(shed.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(shed.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(shed.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
         expect(await shed.json()).toEqual({
           code: 'SERVICE_UNAVAILABLE',
           message: 'The gateway is at capacity; retry shortly.',
         });
       }
       expect(edge.authFlow.calls).toEqual([]);
-      // A refusal on purpose is no failure: its request line records it, no error line.
-      expect(log.raw.join('')).toContain('"status":503');
+      // A refusal on purpose is no failure, and is not logged one by one: one summary line
+      // per second counts them by operation.
       expect(log.raw.join('')).not.toContain('request failed');
+      expect(log.lines().filter((line) => line.status === 503)).toEqual([]);
+      await waitFor(async () => log.lines().some((line) => line.shed !== undefined), {
+        timeoutMs: 3000,
+        intervalMs: 50,
+        what: 'the summary of refusals',
+      });
+      expect(log.lines().filter((line) => line.shed !== undefined)).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          msg: 'requests refused at the bound of requests in flight',
+          maxInFlight: 1,
+          shed: {
+            introspectGatewaySession: 1,
+            exchangeAuthenticationHandoff: 1,
+            startAuthentication: 1,
+          },
+        }),
+      ]);
       // The callback waits on the identity provider, not on this process: never shed.
       const callback = await fetch(`${edge.url}/v1/auth/callback?code=c&state=s`, {
         redirect: 'manual',

@@ -5,7 +5,7 @@ import type { RequestHandler } from 'express';
 // served over HTTPS there); on every /v1/auth answer no-store and no referrer (codes and
 // states travel in those URLs; the callback sets it as well, spec 4.2).
 
-const HSTS = 'max-age=31536000; includeSubDomains';
+export const HSTS = 'max-age=31536000; includeSubDomains';
 
 /** The security headers of an answer to `path` (without its query). */
 export function setSecurityHeaders(res: ServerResponse, path: string, production: boolean): void {
