@@ -109,13 +109,20 @@ export async function totalCpuMs(pids: number[]): Promise<number> {
   return values.reduce((sum, value) => sum + value, 0);
 }
 
-/** Samples the RSS of a process every `intervalMs` until stopped; answers the highest. */
-export function sampleRss(pid: number, intervalMs = 250): { stop(): Promise<number> } {
-  let highest = 0;
+/**
+ * Samples the RSS of a process every `intervalMs` until stopped; answers the highest sample
+ * and the median. The highest depends on when V8 last collected (a sample taken just before
+ * a collection reads high); the median of a run's samples is its steady level.
+ */
+export function sampleRss(
+  pid: number,
+  intervalMs = 250,
+): { stop(): Promise<{ maxBytes: number; medianBytes: number }> } {
+  const samples: number[] = [];
   const sample = () =>
     rssBytes(pid)
       .then((value) => {
-        highest = Math.max(highest, value);
+        samples.push(value);
       })
       .catch(() => undefined);
   void sample();
@@ -124,7 +131,11 @@ export function sampleRss(pid: number, intervalMs = 250): { stop(): Promise<numb
     stop: async () => {
       clearInterval(timer);
       await sample();
-      return highest;
+      const sorted = [...samples].sort((a, b) => a - b);
+      return {
+        maxBytes: sorted.at(-1) ?? 0,
+        medianBytes: sorted[Math.floor(sorted.length / 2)] ?? 0,
+      };
     },
   };
 }
