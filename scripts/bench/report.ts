@@ -118,7 +118,13 @@ function notesOf(row: ResultRow): string {
   }
   const pgPerRequest = row.pgTransactionsPerRequest ?? row.pgTransactionsPerSignIn;
   if (typeof pgPerRequest === 'number') notes.push(`~${pgPerRequest.toFixed(1)} PG xact/req`);
-  if (typeof row.offeredRps === 'number') notes.push(`offered ${row.offeredRps.toFixed(0)}/s`);
+  if (typeof row.offeredRps === 'number') {
+    const share = typeof row.offeredPct === 'number' ? ` (${row.offeredPct}%)` : '';
+    notes.push(`offered ${row.offeredRps.toFixed(0)}/s${share}`);
+  }
+  if (typeof row.p99FromScheduleMs === 'number') {
+    notes.push(`p99 from schedule ${row.p99FromScheduleMs.toFixed(0)} ms`);
+  }
   if (typeof row.rssGrowthPct === 'number') notes.push(`RSS ${row.rssGrowthPct.toFixed(1)}%`);
   if (typeof row.serverCpuPct === 'number')
     notes.push(`server ${row.serverCpuPct.toFixed(0)}% CPU`);

@@ -24,8 +24,17 @@ for (const row of report.results) {
     .map(([status, count]) => `${status}: ${count}`)
     .join(', ');
   if (statuses !== '') notes.push(statuses);
-  if (typeof row.offeredRps === 'number') notes.push(`offered ${row.offeredRps.toFixed(0)}/s`);
-  if (typeof row.rssGrowthPct === 'number') notes.push(`RSS +${row.rssGrowthPct.toFixed(1)}%`);
+  if (typeof row.offeredRps === 'number') {
+    const share = typeof row.offeredPct === 'number' ? ` (${row.offeredPct}%)` : '';
+    notes.push(`offered ${row.offeredRps.toFixed(0)}/s${share} open-loop`);
+  }
+  if (typeof row.p99FromScheduleMs === 'number') {
+    notes.push(`p99 from the schedule ${row.p99FromScheduleMs.toFixed(1)} ms`);
+  }
+  if (typeof row.rssGrowthPct === 'number') {
+    const sign = row.rssGrowthPct >= 0 ? '+' : '−';
+    notes.push(`RSS ${sign}${Math.abs(row.rssGrowthPct).toFixed(1)}%`);
+  }
   if (typeof row.identityCpuMsPerSignIn === 'number') {
     notes.push(`identity service ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
   }

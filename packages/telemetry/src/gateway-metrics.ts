@@ -71,6 +71,16 @@ const dependencyAttributes: Record<DependencyName, Attributes> = {
 const signInOutcomeAttributes = new Map<string, Attributes>();
 const shedAttributes = new Map<string, Attributes>();
 
+/** `{ [name]: value }`, made once per value (the values of these attributes are bounded). */
+function attributesOf(made: Map<string, Attributes>, name: string, value: string): Attributes {
+  let attributes = made.get(value);
+  if (attributes === undefined) {
+    attributes = { [name]: value };
+    made.set(value, attributes);
+  }
+  return attributes;
+}
+
 /** Recording into the global meter provider; each is a no-op until startTelemetry runs. */
 export const gatewayMetrics = {
   /** `gateway.http.server.duration` (ms), `operation` = the spec's operationId. */
@@ -82,12 +92,10 @@ export const gatewayMetrics = {
   },
   /** `gateway.signin.outcomes`: handoff, onboarding_global, onboarding_platform or an error code. */
   recordSignInOutcome(outcome: string): void {
-    let attributes = signInOutcomeAttributes.get(outcome);
-    if (attributes === undefined) {
-      attributes = { outcome };
-      signInOutcomeAttributes.set(outcome, attributes);
-    }
-    gatewayInstruments().signInOutcomes.add(1, attributes);
+    gatewayInstruments().signInOutcomes.add(
+      1,
+      attributesOf(signInOutcomeAttributes, 'outcome', outcome),
+    );
   },
   /** `gateway.handoff.redemptions`. */
   recordHandoffRedemption(result: 'redeemed' | 'refused'): void {
@@ -103,11 +111,6 @@ export const gatewayMetrics = {
   },
   /** `gateway.http.server.shed`, `operation` = the spec's operationId. */
   recordShedRequest(operation: string): void {
-    let attributes = shedAttributes.get(operation);
-    if (attributes === undefined) {
-      attributes = { operation };
-      shedAttributes.set(operation, attributes);
-    }
-    gatewayInstruments().shedRequests.add(1, attributes);
+    gatewayInstruments().shedRequests.add(1, attributesOf(shedAttributes, 'operation', operation));
   },
 };

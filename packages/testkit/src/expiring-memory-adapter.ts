@@ -55,7 +55,7 @@ class ExpiringStore {
       this.uids.set(payload.uid, idOf(key));
     }
     if (typeof payload.userCode === 'string') this.userCodes.set(payload.userCode, idOf(key));
-    if (typeof payload.grantId === 'string' && grantable.has(modelOf(key))) {
+    if (typeof payload.grantId === 'string' && grantableModels.has(modelOf(key))) {
       const members = this.grants.get(payload.grantId) ?? new Set<string>();
       members.add(key);
       this.grants.set(payload.grantId, members);
@@ -92,8 +92,8 @@ class ExpiringStore {
   }
 }
 
-/** The models whose entries carry a grant id and go when their grant is revoked. */
-const grantable = new Set([
+/** oidc-provider's models whose entries carry a grant id and go when their grant is revoked. */
+export const grantableModels: ReadonlySet<string> = new Set([
   'AccessToken',
   'AuthorizationCode',
   'RefreshToken',

@@ -32,3 +32,4 @@ export type {
   ChromiumPage,
   TestChromium,
 } from './test-chromium.js';
+export { createExpiringMemoryAdapter, grantableModels } from './expiring-memory-adapter.js';

@@ -6,19 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
 import Provider, { type Adapter, type AdapterPayload, type Configuration } from 'oidc-provider';
+import { grantableModels as grantable } from '@gateway/testkit';
 import { exitOnSignals, portOf, reportReady } from './ipc.js';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
   keyPrefix: process.env.REDIS_KEY_PREFIX ?? '',
 });
 
-const grantable = new Set([
-  'AccessToken',
-  'AuthorizationCode',
-  'RefreshToken',
-  'DeviceCode',
-  'BackchannelAuthenticationRequest',
-]);
 const consumable = new Set([
   'AuthorizationCode',
   'RefreshToken',
