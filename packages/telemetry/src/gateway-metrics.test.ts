@@ -49,6 +49,9 @@ describe('gateway metrics', () => {
     gatewayMetrics.recordHandoffRedemption('refused');
     gatewayMetrics.recordIntrospectResult(false);
     gatewayMetrics.recordHttpServerDuration('startAuthentication', 302, 12);
+    gatewayMetrics.recordShedRequest('introspectGatewaySession');
+    gatewayMetrics.recordShedRequest('introspectGatewaySession');
+    gatewayMetrics.recordShedRequest('startAuthentication');
 
     const outcomes = await points(reader, 'gateway.signin.outcomes');
     expect(outcomes.map((point) => [point.attributes, point.value])).toEqual([
@@ -64,6 +67,12 @@ describe('gateway metrics', () => {
     const [duration] = await points(reader, 'gateway.http.server.duration');
     expect(duration?.attributes).toEqual({ operation: 'startAuthentication', status_code: 302 });
     expect((duration?.value as Histogram).sum).toBe(12);
+    // Refusals at the in-flight bound (issue 8, S5): counted by operation.
+    const shed = await points(reader, 'gateway.http.server.shed');
+    expect(shed.map((point) => [point.attributes, point.value])).toEqual([
+      [{ operation: 'introspectGatewaySession' }, 2],
+      [{ operation: 'startAuthentication' }, 1],
+    ]);
   });
 
   it('a failed dependency call records its error type only, and counts when told to', async () => {
