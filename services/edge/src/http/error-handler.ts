@@ -22,7 +22,7 @@ export function writeErrorAnswer(
   path: string,
 ): void {
   const gatewayError = fromConnectError(error);
-  // A refusal on purpose (429 over a rate limit, 503 of load shedding) says when to come
+  // A refusal on purpose (429 over a rate limit) says when to come
   // back itself and is no failure: the request's log line records it.
   const refusal = gatewayError.retryAfterSeconds;
   if (gatewayError.status >= 500 && refusal === undefined) {

@@ -69,7 +69,7 @@ export function createFastLane(options: FastLaneOptions): FastLane {
     // Before anything else: a refusal is cheap only if it skips the span, the log line and
     // the error path (load-shedding.ts).
     if (operation.sheddable === true && !options.shedder.admit(res)) {
-      options.shedder.refuse(req, res, operation.definition.operationId);
+      options.shedder.refuse(req, res, path, operation.definition.operationId);
       return true;
     }
 

@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics, REQUEST_ID_HEADER, requestIdOf, type Logger } from '@gateway/telemetry';
-import { HSTS } from './security-headers.js';
+import { securityHeaderPairs } from './security-headers.js';
 
 /**
- * The answer of a shed request: 503 SERVICE_UNAVAILABLE with `Retry-After: 1`. One instance
- * for every refusal: an error's stack trace is taken when it is made, and a saturated edge
- * should not take one per refused request.
+ * What a shed request is answered: 503 SERVICE_UNAVAILABLE with `Retry-After: 1`, the spec's
+ * error body. Never thrown: `createLoadShedder` writes it from bytes made once.
  */
 export const OVERLOADED = new GatewayError(
   'SERVICE_UNAVAILABLE',
@@ -25,7 +24,7 @@ export type LoadShedder = {
    * Answers a request `admit` refused: the 503 above with the headers every /v1/auth answer
    * carries, written in one piece, and counted (below) instead of traced and logged one by one.
    */
-  refuse(req: IncomingMessage, res: ServerResponse, operationId: string): void;
+  refuse(req: IncomingMessage, res: ServerResponse, path: string, operationId: string): void;
   readonly inFlight: number;
 };
 
@@ -57,22 +56,25 @@ export function createLoadShedder(options: {
 }): LoadShedder {
   let inFlight = 0;
   const body = Buffer.from(JSON.stringify(OVERLOADED.toBody()));
-  const headers = [
+  // The error answer's headers and the security headers of the path (as `writeErrorAnswer`
+  // and `setSecurityHeaders` give every other answer), made once per path.
+  const answerHeaders = [
     'Content-Type',
     'application/json; charset=utf-8',
     'Content-Length',
     String(body.length),
     'Retry-After',
     String(OVERLOADED.retryAfterSeconds),
-    'Cache-Control',
-    'no-store',
-    'Referrer-Policy',
-    'no-referrer',
-    'X-Content-Type-Options',
-    'nosniff',
-    ...(options.production ? ['Strict-Transport-Security', HSTS] : []),
-    REQUEST_ID_HEADER,
   ];
+  const headersByPath = new Map<string, string[]>();
+  const headersOf = (path: string): string[] => {
+    let headers = headersByPath.get(path);
+    if (headers === undefined) {
+      headers = [...answerHeaders, ...securityHeaderPairs(path, options.production).flat()];
+      headersByPath.set(path, headers);
+    }
+    return headers;
+  };
   const refused = new Map<string, number>();
   let report: NodeJS.Timeout | undefined;
   const reportRefusals = () => {
@@ -97,8 +99,8 @@ export function createLoadShedder(options: {
       res.once('close', release);
       return true;
     },
-    refuse(req, res, operationId) {
-      res.writeHead(503, [...headers, requestIdOf(req)]);
+    refuse(req, res, path, operationId) {
+      res.writeHead(503, [...headersOf(path), REQUEST_ID_HEADER, requestIdOf(req)]);
       res.end(body);
       gatewayMetrics.recordShedRequest(operationId);
       refused.set(operationId, (refused.get(operationId) ?? 0) + 1);

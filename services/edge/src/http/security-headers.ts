@@ -5,16 +5,34 @@ import type { RequestHandler } from 'express';
 // served over HTTPS there); on every /v1/auth answer no-store and no referrer (codes and
 // states travel in those URLs; the callback sets it as well, spec 4.2).
 
-export const HSTS = 'max-age=31536000; includeSubDomains';
+const HSTS = 'max-age=31536000; includeSubDomains';
+
+const NOSNIFF: [string, string] = ['X-Content-Type-Options', 'nosniff'];
+const STRICT_TRANSPORT: [string, string] = ['Strict-Transport-Security', HSTS];
+const AUTH_ANSWER: [string, string][] = [
+  ['Cache-Control', 'no-store'],
+  ['Referrer-Policy', 'no-referrer'],
+];
+// The four possible sets, made once: answers take one without allocating.
+const PAIRS = {
+  plain: [NOSNIFF],
+  production: [NOSNIFF, STRICT_TRANSPORT],
+  auth: [NOSNIFF, ...AUTH_ANSWER],
+  productionAuth: [NOSNIFF, STRICT_TRANSPORT, ...AUTH_ANSWER],
+} as const satisfies Record<string, readonly (readonly [string, string])[]>;
+
+/** The security headers of an answer to `path` (without its query), as name/value pairs. */
+export function securityHeaderPairs(
+  path: string,
+  production: boolean,
+): readonly (readonly [string, string])[] {
+  if (path.startsWith('/v1/auth/')) return production ? PAIRS.productionAuth : PAIRS.auth;
+  return production ? PAIRS.production : PAIRS.plain;
+}
 
 /** The security headers of an answer to `path` (without its query). */
 export function setSecurityHeaders(res: ServerResponse, path: string, production: boolean): void {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (production) res.setHeader('Strict-Transport-Security', HSTS);
-  if (path.startsWith('/v1/auth/')) {
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-  }
+  for (const [name, value] of securityHeaderPairs(path, production)) res.setHeader(name, value);
 }
 
 export function createSecurityHeaders(options: { production: boolean }): RequestHandler {
