@@ -68,18 +68,20 @@ const dependencyAttributes: Record<DependencyName, Attributes> = {
   identity: { dependency: 'identity' },
   service: { dependency: 'service' },
 };
-const signInOutcomeAttributes = new Map<string, Attributes>();
-const shedAttributes = new Map<string, Attributes>();
-
-/** `{ [name]: value }`, made once per value (the values of these attributes are bounded). */
-function attributesOf(made: Map<string, Attributes>, name: string, value: string): Attributes {
-  let attributes = made.get(value);
-  if (attributes === undefined) {
-    attributes = { [name]: value };
-    made.set(value, attributes);
-  }
-  return attributes;
+/** `{ [name]: value }` for a bounded attribute, made once per value. */
+function attributesBy(name: string): (value: string) => Attributes {
+  const made = new Map<string, Attributes>();
+  return (value) => {
+    let attributes = made.get(value);
+    if (attributes === undefined) {
+      attributes = { [name]: value };
+      made.set(value, attributes);
+    }
+    return attributes;
+  };
 }
+const signInOutcomeAttributes = attributesBy('outcome');
+const shedAttributes = attributesBy('operation');
 
 /** Recording into the global meter provider; each is a no-op until startTelemetry runs. */
 export const gatewayMetrics = {
@@ -92,10 +94,7 @@ export const gatewayMetrics = {
   },
   /** `gateway.signin.outcomes`: handoff, onboarding_global, onboarding_platform or an error code. */
   recordSignInOutcome(outcome: string): void {
-    gatewayInstruments().signInOutcomes.add(
-      1,
-      attributesOf(signInOutcomeAttributes, 'outcome', outcome),
-    );
+    gatewayInstruments().signInOutcomes.add(1, signInOutcomeAttributes(outcome));
   },
   /** `gateway.handoff.redemptions`. */
   recordHandoffRedemption(result: 'redeemed' | 'refused'): void {
@@ -111,6 +110,6 @@ export const gatewayMetrics = {
   },
   /** `gateway.http.server.shed`, `operation` = the spec's operationId. */
   recordShedRequest(operation: string): void {
-    gatewayInstruments().shedRequests.add(1, attributesOf(shedAttributes, 'operation', operation));
+    gatewayInstruments().shedRequests.add(1, shedAttributes(operation));
   },
 };

@@ -74,24 +74,22 @@ const environments = 'registry.identity_environments';
 async function loadViews(knex: Knex, rows: PlatformRow[]): Promise<PlatformView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((row) => row.id);
-  const reads = [
-    () => knex(pairsTable).whereIn('platform_id', ids).orderBy('position') as Promise<PairRow[]>,
-    () =>
-      knex(credentialsTable).whereIn('platform_id', ids).orderBy('created_at') as Promise<
-        CredentialRow[]
-      >,
-    () =>
-      knex(environments)
-        .select('id', 'environment_key', 'display_name', 'tier', 'active')
-        .whereIn('id', [...new Set(rows.map((row) => row.identity_environment_id))]) as Promise<
-        (EnvironmentRow & { id: string })[]
-      >,
-  ] as const;
-  // Inside a transaction the three share one connection, and pg deprecates a query sent
-  // while another is still running on it (removed in pg 9): one after another there.
-  const [pairs, credentials, envs] = knex.isTransaction
-    ? [await reads[0](), await reads[1](), await reads[2]()]
-    : await Promise.all([reads[0](), reads[1](), reads[2]()]);
+  // One after another: inside a create or update transaction these share its one connection,
+  // where pg deprecates a query sent while another runs (pg 9 refuses it); an admin read
+  // loses nothing by it.
+  const pairs = (await knex(pairsTable)
+    .whereIn('platform_id', ids)
+    .orderBy('position')) as PairRow[];
+  const credentials = (await knex(credentialsTable)
+    .whereIn('platform_id', ids)
+    .orderBy('created_at')) as CredentialRow[];
+  const envs = (await knex(environments)
+    .select('id', 'environment_key', 'display_name', 'tier', 'active')
+    .whereIn('id', [
+      ...new Set(rows.map((row) => row.identity_environment_id)),
+    ])) as (EnvironmentRow & {
+    id: string;
+  })[];
   return rows.map((platform) => {
     const ownPairs = pairs.filter((pair) => pair.platform_id === platform.id);
     const ownCredentials = credentials.filter((c) => c.platform_id === platform.id);
