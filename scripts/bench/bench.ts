@@ -34,6 +34,7 @@ import {
   describeMachine,
   formatTable,
   formatTargets,
+  percentile,
   round2,
   type Machine,
   type ResultRow,
@@ -792,7 +793,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         };
       }
 
-      // --- S5 overload: 120% of S1's capacity ------------------------------------------------
+      // --- S5 overload: open-loop at 80%, 120% and 200% of S1's capacity ------------------
       if (wanted('overload')) {
         const capacity = Math.max(
           ...report.results
@@ -800,7 +801,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             .map((row) => row.rps),
         );
         step(
-          `overload: introspect offered open-loop at ${OVERLOAD_FACTORS.map((factor) => `${(capacity * factor).toFixed(0)} req/s (${Math.round(factor * 100)}%)`).join(' and ')} of ${capacity.toFixed(0)}`,
+          `overload: introspect offered open-loop at ${OVERLOAD_FACTORS.map((factor) => `${(capacity * factor).toFixed(0)} req/s (${Math.round(factor * 100)}%)`).join(', ')} of ${capacity.toFixed(0)}`,
         );
         // Open-loop (scripts/bench/open-loop.ts): requests go out at the offered rate whatever
         // the answers do, as from many independent clients, so the excess really arrives. A
@@ -818,8 +819,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             ratePerSecond: offeredRps,
             durationSeconds: profile.measureSeconds,
             requests: introspectRequests(),
-            initialConnections: OVERLOAD_CONNECTIONS,
-            maxConnections: OVERLOAD_CONNECTIONS,
+            connections: OVERLOAD_CONNECTIONS,
             timeoutMs: 10_000,
             expectedStatuses: [200, 429, 503],
           });
@@ -841,7 +841,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             socketErrors: run.socketErrors,
             timeouts: run.timeouts,
           };
-          addRow('overload', OVERLOAD_CONNECTIONS + run.connectionsOpened, result, {
+          addRow('overload', OVERLOAD_CONNECTIONS, result, {
             ...(await usage.done(result)),
             offeredPct: Math.round(factor * 100),
             offeredRps: round2(offeredRps),
@@ -850,6 +850,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             p99FromScheduleMs: run.p99FromScheduleMs,
             latencyByStatus: run.latencyByStatus,
             backlogMax: run.backlogMax,
+            connectionsReplaced: run.connectionsReplaced,
             refusalBodies: run.bodies,
             comparedWithConnections: base,
             judged: factor === OVERLOAD_JUDGED,
@@ -1093,12 +1094,6 @@ function shuffled<T>(values: T[]): T[] {
     [values[index], values[other]] = [values[other] as T, values[index] as T];
   }
   return values;
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
 /** A real client_credentials grant for the admin API. */

@@ -37,7 +37,7 @@ export function keepAliveFetch(
       headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
     }
   }
-  return send(target, init.method ?? 'GET', headers, payload, url, true);
+  return send(target, init.method ?? 'GET', headers, payload, true);
 }
 
 function send(
@@ -45,11 +45,12 @@ function send(
   method: string,
   headers: Record<string, string>,
   payload: string | undefined,
-  url: string,
   mayRetry: boolean,
 ): Promise<KeepAliveAnswer> {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const outgoing = request(target, { method, headers, agent }, (incoming) => {
+      answered = true;
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
       incoming.on('error', reject);
@@ -76,19 +77,21 @@ function send(
       // An idle kept-alive socket the server closed (the identity provider's keep-alive is
       // Node's 5 s) just as this request went out: like a browser, send it again once on a
       // fresh connection (the server closed it idle, before reading this request).
+      // Once an answer has begun, the server did read the request: never again.
       if (
         mayRetry &&
+        !answered &&
         outgoing.reusedSocket &&
         (error.code === 'ECONNRESET' || error.code === 'EPIPE')
       ) {
-        resolve(send(target, method, headers, payload, url, false));
+        resolve(send(target, method, headers, payload, false));
         return;
       }
       reject(error);
     });
     // A stalled answer fails its sign-in instead of hanging the bench.
     outgoing.setTimeout(ANSWER_TIMEOUT_MS, () =>
-      outgoing.destroy(new Error(`No answer within ${ANSWER_TIMEOUT_MS} ms from ${url}`)),
+      outgoing.destroy(new Error(`No answer within ${ANSWER_TIMEOUT_MS} ms from ${target.href}`)),
     );
     outgoing.end(payload);
   });

@@ -9,12 +9,6 @@ export type LoadSpec = {
   durationSeconds?: number;
   /** Stop after this many responses. */
   amount?: number;
-  /**
-   * Offered requests per second over all connections (S5). Latencies are then recorded as
-   * measured: autocannon's coordinated-omission correction takes ceil(1 / rate per second) as
-   * the expected interval, i.e. 1 ms at any rate, so it would count a response of t ms t times.
-   */
-  overallRate?: number;
   requests: LoadRequest[];
   /** Answers with another status count as errors. */
   expectedStatuses: number[];
@@ -53,9 +47,6 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         ...(spec.amount === undefined
           ? { duration: spec.durationSeconds ?? 10 }
           : { amount: spec.amount, duration: 3600 }),
-        ...(spec.overallRate === undefined
-          ? {}
-          : { overallRate: Math.round(spec.overallRate), ignoreCoordinatedOmission: true }),
         requests: spec.requests,
       },
       (error, answer) => (error === null ? resolve(answer) : reject(error)),

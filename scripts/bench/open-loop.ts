@@ -1,12 +1,13 @@
 import { connect, type Socket } from 'node:net';
 import type { LoadRequest } from './load.js';
+import { percentile, round2 } from './report.js';
 
 // S5's load generator. autocannon is closed-loop: each connection sends its next request when
 // the previous one was answered, so a slower server is simply offered less, and 120% of
 // capacity can only be approached with ever more connections, which on two shared cores take
 // the CPU from the server. This one is open-loop (like wrk2 or k6's constant arrival rate):
-// requests are sent at the set rate whatever the answers do, each on an idle keep-alive
-// connection, opening another (up to `maxConnections`) when none is idle; one request in
+// requests are sent at the set rate whatever the answers do, each on an idle connection of a
+// fixed pool of kept-alive ones (waiting, oldest first, when none is idle); one request in
 // flight per connection, no pipelining. Requests are encoded once, and answers are read just
 // far enough to know their status and end.
 
@@ -18,11 +19,11 @@ export type OpenLoopSpec = {
   /** Sent in turn. */
   requests: LoadRequest[];
   /**
-   * Connections opened (and connected) before the clock starts, as clients that keep a pool
-   * would have; more are opened while none is idle, up to `maxConnections`.
+   * The clients' pool of kept-alive connections, opened and each used once before the clock
+   * starts. It does not grow: a request finding no idle connection waits for one. A
+   * connection lost during the run (an error, a time-out) is replaced at once.
    */
-  initialConnections: number;
-  maxConnections: number;
+  connections: number;
   /** An answer not complete this long after its request was written counts as a time-out. */
   timeoutMs: number;
   expectedStatuses: number[];
@@ -47,8 +48,8 @@ export type OpenLoopResult = {
   timeouts: number;
   statusCounts: Record<string, number>;
   durationSeconds: number;
-  /** Connections opened after the clock started (none: the initial pool sufficed). */
-  connectionsOpened: number;
+  /** Connections opened during the run to replace lost ones. */
+  connectionsReplaced: number;
   /** The most requests that waited for a connection at once (0: the pool kept up). */
   backlogMax: number;
   /** The first answer body seen for each status other than 200. */
@@ -83,7 +84,7 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   let sent = 0;
   let socketErrors = 0;
   let timeouts = 0;
-  let opened = 0;
+  let replaced = 0;
   let backlogMax = 0;
   let lastAnswerAt = 0;
 
@@ -99,14 +100,19 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
     if (next === undefined) idle.push(connection);
     else send(connection, next);
   };
+  let running = false;
   const drop = (connection: Connection) => {
     if (!all.delete(connection)) return;
     const index = idle.indexOf(connection);
     if (index >= 0) idle.splice(index, 1);
     connection.socket.destroy();
+    // The pool keeps its size; the replacement serves the oldest waiting request first.
+    if (running) {
+      replaced += 1;
+      release(open());
+    }
   };
   const open = (): Connection => {
-    opened += 1;
     const socket = connect({ host: target.hostname, port, noDelay: true });
     const connection: Connection = { socket, pending: undefined, received: undefined };
     all.add(connection);
@@ -169,7 +175,7 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   };
   const dispatch = (pending: Pending) => {
     offered += 1;
-    const connection = idle.pop() ?? (all.size < spec.maxConnections ? open() : undefined);
+    const connection = idle.pop();
     if (connection === undefined) {
       backlog.push(pending);
       backlogMax = Math.max(backlogMax, backlog.length);
@@ -181,7 +187,7 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   // The initial pool: connected and each used once (answers not counted), as the kept-alive
   // connections of clients that were already talking to the server.
   const warm = Array.from(
-    { length: Math.min(spec.initialConnections, spec.maxConnections) },
+    { length: spec.connections },
     () =>
       new Promise<void>((resolve, reject) => {
         const connection = open();
@@ -192,19 +198,40 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
           resolve();
         };
         connection.socket.once('error', reject);
+        connection.socket.once('close', () =>
+          reject(new Error('closed before its warm-up answer')),
+        );
         connection.socket.write(encoded[turn++ % encoded.length] as Buffer);
       }),
   );
   await Promise.all(warm);
-  opened = 0;
+  socketErrors = 0;
+  running = true;
   const startedAt = performance.now();
   const endsAt = startedAt + spec.durationSeconds * 1000;
   const intervalMs = 1000 / spec.ratePerSecond;
+  // Answers not complete within the time-out count as time-outs (their connection replaced).
+  const expire = (now: number): number => {
+    let waiting = 0;
+    for (const connection of [...all]) {
+      const { pending } = connection;
+      if (pending === undefined) continue;
+      if (now - pending.sentAt > spec.timeoutMs) {
+        timeouts += 1;
+        connection.pending = undefined;
+        drop(connection);
+      } else {
+        waiting += 1;
+      }
+    }
+    return waiting;
+  };
+  const expiry = setInterval(() => expire(performance.now()), 50);
   await new Promise<void>((resolve) => {
     const schedule = setInterval(() => {
       const now = Math.min(performance.now(), endsAt);
       // Catch up on every request due by now (timers fire late on a busy machine).
-      while (startedAt + offered * intervalMs <= now) {
+      while (startedAt + offered * intervalMs < now) {
         dispatch({ scheduledAt: startedAt + offered * intervalMs, sentAt: 0 });
       }
       if (now >= endsAt) {
@@ -213,28 +240,18 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
       }
     }, 1);
   });
+  clearInterval(expiry);
   // The last answers (and time-outs), then close everything.
   await new Promise<void>((resolve) => {
     const sweep = setInterval(() => {
       const now = performance.now();
-      let waiting = backlog.length;
-      for (const connection of [...all]) {
-        const { pending } = connection;
-        if (pending === undefined) continue;
-        if (now - pending.sentAt > spec.timeoutMs) {
-          timeouts += 1;
-          connection.pending = undefined;
-          drop(connection);
-        } else {
-          waiting += 1;
-        }
-      }
-      if (waiting === 0 || now > endsAt + spec.timeoutMs * 2) {
+      if (expire(now) + backlog.length === 0 || now > endsAt + spec.timeoutMs * 2) {
         clearInterval(sweep);
         resolve();
       }
     }, 50);
   });
+  running = false;
   const seconds = Math.max(lastAnswerAt, endsAt) - startedAt;
   for (const connection of [...all]) drop(connection);
 
@@ -248,13 +265,13 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
     sent,
     answered,
     rps: answered / (seconds / 1000),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    p99FromScheduleMs: percentile(fromSchedule, 99),
+    p50Ms: round2(percentile(latencies, 50)),
+    p99Ms: round2(percentile(latencies, 99)),
+    p99FromScheduleMs: round2(percentile(fromSchedule, 99)),
     latencyByStatus: Object.fromEntries(
       [...byStatus].map(([status, values]) => [
         status,
-        { p50Ms: percentile(values, 50), p99Ms: percentile(values, 99) },
+        { p50Ms: round2(percentile(values, 50)), p99Ms: round2(percentile(values, 99)) },
       ]),
     ),
     errors: socketErrors + timeouts + unexpected + backlog.length,
@@ -262,7 +279,7 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
     timeouts,
     statusCounts,
     durationSeconds: seconds / 1000,
-    connectionsOpened: opened,
+    connectionsReplaced: replaced,
     backlogMax,
     bodies,
   };
@@ -276,11 +293,4 @@ function encodeRequest(request: LoadRequest, host: string): Buffer {
   }
   lines.push(`content-length: ${Buffer.byteLength(body)}`, '', body);
   return Buffer.from(lines.join('\r\n'));
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = Float64Array.from(values).sort();
-  const value = sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-  return Math.round((value ?? 0) * 100) / 100;
 }

@@ -55,6 +55,13 @@ export function round2(value: number): number {
 
 const BASELINE = 'baseline-express-redis-get';
 
+/** The p-th percentile (nearest rank) of unsorted values; 0 for none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
 /** Fills `ratioToBaseline` of each row from the baseline (c) row with the same connections. */
 export function addRatios(rows: ResultRow[]): void {
   for (const row of rows) {
