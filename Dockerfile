@@ -34,6 +34,7 @@ COPY packages/db/package.json packages/db/
 COPY packages/errors/package.json packages/errors/
 COPY packages/field-rules/package.json packages/field-rules/
 COPY packages/oidc/package.json packages/oidc/
+COPY packages/oidc-memory-store/package.json packages/oidc-memory-store/
 COPY packages/platform-sdk/package.json packages/platform-sdk/
 COPY packages/rpc/package.json packages/rpc/
 COPY packages/telemetry/package.json packages/telemetry/
@@ -85,6 +86,7 @@ COPY --from=build /app/packages/db/dist packages/db/dist
 COPY --from=build /app/packages/errors/dist packages/errors/dist
 COPY --from=build /app/packages/field-rules/dist packages/field-rules/dist
 COPY --from=build /app/packages/oidc/dist packages/oidc/dist
+COPY --from=build /app/packages/oidc-memory-store/dist packages/oidc-memory-store/dist
 COPY --from=build /app/packages/platform-sdk/dist packages/platform-sdk/dist
 COPY --from=build /app/packages/rpc/dist packages/rpc/dist
 COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist

@@ -32,4 +32,3 @@ export type {
   ChromiumPage,
   TestChromium,
 } from './test-chromium.js';
-export { createExpiringMemoryAdapter, grantableModels } from './expiring-memory-adapter.js';

@@ -9,8 +9,8 @@ import type {
   JWKS,
   KoaContextWithOIDC,
 } from 'oidc-provider';
+import { SearchableMemoryStore } from '@gateway/oidc-memory-store';
 import { createCookieJar, type CookieJar } from './cookie-jar.js';
-import { createExpiringMemoryAdapter } from './expiring-memory-adapter.js';
 import { createTestSigningKey, type TestSigningAlg } from './test-signing-key.js';
 
 export type TestClient = {
@@ -150,7 +150,7 @@ export async function startTestOpenIdProvider(
 
   const configuration: Configuration = {
     // Not the development adapter's 1,000-entry LRU: it evicts in-flight codes under load.
-    adapter: createExpiringMemoryAdapter(),
+    adapter: new SearchableMemoryStore().adapterFor,
     clients: clients.map((client) => clientMetadata(client, alg)),
     jwks: { keys: [key.privateJwk] } as JWKS,
     findAccount,

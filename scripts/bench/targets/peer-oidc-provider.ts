@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
 import Provider, { type Adapter, type AdapterPayload, type Configuration } from 'oidc-provider';
-import { grantableModels as grantable } from '@gateway/testkit';
+import { grantableModels as grantable } from '@gateway/oidc-memory-store';
 import { exitOnSignals, portOf, reportReady } from './ipc.js';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {

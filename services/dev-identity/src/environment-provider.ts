@@ -12,7 +12,7 @@ import type { DevClient, DevEnvironment, DevSigningAlg } from './dev-identity-op
 import { constructProvider, type Provider } from './oidc-provider-loader.js';
 import { pageHeaders } from './page-layout.js';
 import { renderErrorPage, renderLogoutPage, renderSignedOutPage } from './provider-pages.js';
-import { SearchableMemoryStore } from './searchable-memory-store.js';
+import { SearchableMemoryStore } from '@gateway/oidc-memory-store';
 
 /** Scopes of the machine (client_credentials) tokens the gateway's admin routes accept (spec 5). */
 export const machineScopes = [

@@ -3,11 +3,18 @@ import type { Adapter, AdapterPayload } from 'oidc-provider';
 type Entry = { model: string; id: string; payload: AdapterPayload; expiresAt: number };
 
 /**
- * oidc-provider's storage for one environment, in memory, searchable by account: sessions,
+ * oidc-provider's storage for one provider, in memory, searchable by account: sessions,
  * interactions, grants, codes and tokens are indexed by `accountId` and `grantId`, so that
- * suspending an account can destroy everything issued to it. (oidc-provider's own
- * MemoryAdapter is an LRU that cannot be searched.) Expired entries are dropped on access
- * and swept now and then.
+ * suspending an account can destroy everything issued to it. Entries are kept until their
+ * lifetime ends (or the provider destroys or revokes them): expired ones are dropped on
+ * access and swept now and then.
+ *
+ * Used by the development identity service and by the testkit's test provider. oidc-provider's
+ * own development adapter is one LRU of 1,000 entries that cannot be searched: a sign-in
+ * stores five or six (interaction, session, grant, authorization code...), so at about 100
+ * sign-ins in flight it evicted codes before the relying party redeemed them, and the
+ * provider answered `invalid_grant` ("grant request is invalid"), which looks like a
+ * relying-party bug (the bench's 100 concurrent sign-ins did exactly that).
  */
 export class SearchableMemoryStore {
   readonly #entries = new Map<string, Entry>();
@@ -15,7 +22,14 @@ export class SearchableMemoryStore {
   readonly #byGrant = new Map<string, Set<string>>();
   readonly #byUid = new Map<string, string>();
   readonly #byUserCode = new Map<string, string>();
-  #lastSweep = Date.now();
+  readonly #now: () => number;
+  #lastSweep: number;
+
+  /** `now` is the clock in milliseconds (tests pass their own). */
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+    this.#lastSweep = now();
+  }
 
   /** The `adapter` option of oidc-provider: one adapter per model name. */
   readonly adapterFor = (model: string): Adapter => new ModelAdapter(this, model);
@@ -40,7 +54,7 @@ export class SearchableMemoryStore {
   upsert(model: string, id: string, payload: AdapterPayload, expiresIn: number | undefined) {
     const key = entryKey(model, id);
     this.#delete(key);
-    const expiresAt = expiresIn === undefined ? Infinity : Date.now() + expiresIn * 1000;
+    const expiresAt = expiresIn === undefined ? Infinity : this.#now() + expiresIn * 1000;
     this.#entries.set(key, { model, id, payload, expiresAt });
     const accountId = payload.accountId ?? payload.session?.accountId;
     if (accountId !== undefined) addTo(this.#byAccount, accountId, key);
@@ -66,7 +80,7 @@ export class SearchableMemoryStore {
 
   consume(model: string, id: string): void {
     const entry = this.#live(entryKey(model, id));
-    if (entry !== undefined) entry.payload.consumed = Math.floor(Date.now() / 1000);
+    if (entry !== undefined) entry.payload.consumed = Math.floor(this.#now() / 1000);
   }
 
   destroy(model: string, id: string): void {
@@ -81,7 +95,7 @@ export class SearchableMemoryStore {
 
   #live(key: string): Entry | undefined {
     const entry = this.#entries.get(key);
-    if (entry === undefined || entry.expiresAt > Date.now()) return entry;
+    if (entry === undefined || entry.expiresAt > this.#now()) return entry;
     this.#delete(key);
     return undefined;
   }
@@ -103,7 +117,7 @@ export class SearchableMemoryStore {
   }
 
   #sweepNowAndThen(): void {
-    const now = Date.now();
+    const now = this.#now();
     if (now - this.#lastSweep < 60_000) return;
     this.#lastSweep = now;
     for (const [key, entry] of this.#entries) {
@@ -146,6 +160,18 @@ class ModelAdapter implements Adapter {
     this.store.revokeByGrantId(this.model, grantId);
   }
 }
+
+/**
+ * oidc-provider's models whose entries carry a grant id and go when their grant is revoked
+ * (it calls `revokeByGrantId` on the adapter of each).
+ */
+export const grantableModels: ReadonlySet<string> = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+]);
 
 const entryKey = (model: string, id: string) => `${model}:${id}`;
 

@@ -1,0 +1,1 @@
+export { SearchableMemoryStore, grantableModels } from './searchable-memory-store.js';
