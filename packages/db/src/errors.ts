@@ -26,8 +26,10 @@ const SOCKET_ERROR_CODES = new Set([
 // down or starting, 3D000 database does not exist, 28xxx authentication failed.
 const CONNECTION_SQLSTATES = /^(08...|57P0[123]|3D000|28...)$/;
 
-// pg reports its own connection timeouts and drops as plain Errors without a code.
-const CONNECTION_MESSAGES = /Connection terminated|timeout expired|Connection ended unexpectedly/i;
+// pg reports its own connection timeouts and drops as plain Errors without a code (pg-pool's
+// "timeout exceeded when trying to connect" when no connection came within the timeout).
+const CONNECTION_MESSAGES =
+  /Connection terminated|timeout expired|timeout exceeded when trying to connect|Connection ended unexpectedly/i;
 
 /** True when `error` says the database could not be reached (as opposed to a failing query). */
 export function isConnectionFailure(error: unknown): boolean {

@@ -15,6 +15,7 @@ export type {
   SchemaMigrations,
 } from './migrations.js';
 export { toCount } from './count.js';
+export { queryRows } from './direct-statements.js';
 export { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 export { createLocalChangeFeed, openRegistryChangeFeed, type ChangeFeed } from './change-feed.js';
 export { FeedCache, type FeedCacheOptions } from './feed-cache.js';

@@ -2,6 +2,7 @@ import knexModule from 'knex';
 import type pg from 'pg';
 import type { CreateDatabaseOptions, Database } from './database.js';
 import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
+import { createDirectStatements, registerDirectStatements } from './direct-statements.js';
 import { createListenerSet, DEFAULT_HEARTBEAT_MS, openPostgresListener } from './listener.js';
 import { postgresAdvisoryLock, registerCrossProcessLock } from './migration-lock.js';
 import { pingDatabase } from './ping.js';
@@ -30,6 +31,9 @@ export function createPostgresDatabase(options: PostgresOptions): Database {
     pool: { min: 0, max: options.poolMax ?? DEFAULT_POOL_MAX },
     acquireConnectionTimeout: connectTimeoutMs,
   });
+  // The sign-in path's statements (direct-statements.ts): a small pool of their own.
+  const direct = createDirectStatements({ ...settings, types: pgTypes }, knex);
+  registerDirectStatements(knex, direct);
   const listeners = createListenerSet();
   const database: Database = {
     knex,
@@ -48,7 +52,7 @@ export function createPostgresDatabase(options: PostgresOptions): Database {
     },
     close: once(async () => {
       await listeners.closeAll();
-      await knex.destroy();
+      await Promise.all([knex.destroy(), direct.close()]);
     }),
   };
   // The lock connection runs only its own lock queries, so it needs no type parsers.

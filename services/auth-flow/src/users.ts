@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Database } from '@gateway/db';
+import { queryRows, type Database } from '@gateway/db';
 import { GatewayError } from '@gateway/errors';
 import { STATUS_UNCHANGED } from './user-status-watch.js';
 
@@ -103,7 +103,8 @@ export async function provisionUser(
   claims: IdentityClaims,
   now: Date,
 ): Promise<ProvisionedUser> {
-  const result = await knex.raw<{ rows: ProvisionRow[] }>(PROVISION_USER, [
+  // Straight through node-postgres (issue 8, direct-statements.ts in @gateway/db).
+  const [row] = await queryRows<ProvisionRow>(knex, PROVISION_USER, [
     randomUUID(),
     claims.issuer,
     claims.subject,
@@ -119,7 +120,6 @@ export async function provisionUser(
     claims.issuer,
     claims.subject,
   ]);
-  const row = result.rows[0];
   if (row !== undefined) {
     const { provisioned, platform_admin: platformAdmin, ...user } = row;
     if (provisioned) return { user, platformAdmin };

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { queryRows } from '@gateway/db';
 import type { FieldValue } from '@gateway/field-rules';
 import type { StoredGlobalDefinition } from './global-fields.js';
 import type { Membership, MembershipStatus } from './memberships.js';
@@ -199,8 +200,8 @@ function statementOf(shape: Shape): Statement {
 
 async function runStatement(knex: Knex, shape: Shape, request: StateRequest): Promise<StateRow> {
   const statement = statementOf(shape);
-  const result = await knex.raw<{ rows: StateRow[] }>(statement.sql, statement.bindings(request));
-  const row = result.rows[0];
+  // Straight through node-postgres outside a transaction (issue 8, direct-statements.ts).
+  const [row] = await queryRows<StateRow>(knex, statement.sql, statement.bindings(request));
   if (row === undefined) throw new Error('the onboarding state query returned no row');
   return row;
 }
