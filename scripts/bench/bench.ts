@@ -20,6 +20,7 @@ import { basicAuthorization, pkcePair, providerBrowser } from './browser.js';
 import { runOpenLoop } from './open-loop.js';
 import { runLoad, type LoadRequest, type LoadResult } from './load.js';
 import {
+  allocationCommand,
   cpuMs,
   logTail,
   repoRoot,
@@ -66,6 +67,11 @@ export type BenchOptions = {
   only?: ScenarioName[];
   /** V8 CPU profiles of the all-in-one gateway (and the split edge and auth-flow) in <out dir>/cpu-prof. */
   cpuProf?: boolean;
+  /**
+   * Allocation profiles of the all-in-one gateway, one per measured level, in
+   * <out dir>/alloc-prof (allocation-sampling.ts; read with cpu-profile-summary.ts).
+   */
+  allocProf?: boolean;
   /** Longest time spent producing handoff codes for each S2 level (default 290 s; --quick 20 s). */
   seedSeconds?: number;
   /** LOG_LEVEL of the gateway processes (default info, as deployed: one line per request). */
@@ -209,10 +215,39 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     env: NodeJS.ProcessEnv,
     args: string[] = [],
     nodeArgs: string[] = [],
+    imports: string[] = [],
   ) => {
-    const child = startTsxProcess({ name, entry, args, env: baseEnv(env), logDir, nodeArgs });
+    const child = startTsxProcess({
+      name,
+      entry,
+      args,
+      env: baseEnv(env),
+      logDir,
+      nodeArgs,
+      imports,
+    });
     started.push(child);
     return child;
+  };
+  // --alloc-prof: the process whose measured levels get an allocation profile each.
+  const allocDir = join(dirname(out), 'alloc-prof');
+  let allocTarget: BenchProcess | undefined;
+  const allocationProfiles: { name: string; connections: number; file: string }[] = [];
+  /** Runs `level` with allocation sampling on in `pid`'s process, when it is the target. */
+  const sampled = async <T>(
+    pids: number[],
+    name: string,
+    connections: number,
+    level: () => Promise<T>,
+  ): Promise<T> => {
+    const target = allocTarget;
+    if (target === undefined || !pids.includes(target.pid)) return level();
+    const file = join(allocDir, `${name}-${connections}.heapprofile`);
+    await allocationCommand(target, { allocationProfile: 'start' }, 'started');
+    const result = await level();
+    await allocationCommand(target, { allocationProfile: 'stop', file }, 'written');
+    allocationProfiles.push({ name, connections, file });
+    return result;
   };
   const stop = async (child: BenchProcess) => {
     await child.stop();
@@ -245,13 +280,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const usage = await cpuSnapshot(spec.serverPids, spec.pgTransactions);
       const rss = spec.rssPid === undefined ? undefined : sampleRss(spec.rssPid);
       const startUs = monotonicUs();
-      const result = await runLoad({
-        url: spec.url,
-        connections,
-        durationSeconds: profile.measureSeconds,
-        requests: spec.requests,
-        expectedStatuses: spec.expectedStatuses,
-      });
+      const result = await sampled(spec.serverPids, spec.name, connections, () =>
+        runLoad({
+          url: spec.url,
+          connections,
+          durationSeconds: profile.measureSeconds,
+          requests: spec.requests,
+          expectedStatuses: spec.expectedStatuses,
+        }),
+      );
       profileWindows.push({ name: spec.name, connections, startUs, endUs: monotonicUs() });
       const cpu = await usage.done(result);
       const rssStats = await rss?.stop();
@@ -474,13 +511,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const profDir = join(dirname(out), 'cpu-prof');
       if (options.cpuProf === true) await mkdir(profDir, { recursive: true });
       step('starting the all-in-one gateway (PostgreSQL + Redis)');
+      if (options.allocProf === true) await mkdir(allocDir, { recursive: true });
       const gateway = await start(
         'gateway-allinone',
         'services/all-in-one/src/gateway-main.ts',
         { ...gatewayEnv, PORT: String(gatewayPort) },
         [],
         options.cpuProf === true ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+        options.allocProf === true ? ['./scripts/bench/allocation-sampling.ts'] : [],
       );
+      if (options.allocProf === true) allocTarget = gateway;
       const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
       await waitUntilReady(gatewayUrl, gateway);
       const rssAtStart = await rssBytes(gateway.pid);
@@ -641,13 +681,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           }
           const usage = await cpuSnapshot([gateway.pid], pgTransactions);
           const startUs = monotonicUs();
-          const result = await runLoad({
-            url: gatewayUrl,
-            connections,
-            amount,
-            requests: [exchangeRequest],
-            expectedStatuses: [200],
-          });
+          const result = await sampled([gateway.pid], 'exchange', connections, () =>
+            runLoad({
+              url: gatewayUrl,
+              connections,
+              amount,
+              requests: [exchangeRequest],
+              expectedStatuses: [200],
+            }),
+          );
           const endUs = monotonicUs();
           profileWindows.push({ name: 'exchange', connections, startUs, endUs });
           addRow('exchange', connections, result, {
@@ -753,7 +795,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           const pgBefore = await pgTransactions();
           const benchBefore = process.cpuUsage();
           const startUs = monotonicUs();
-          const run = await closedLoop(connections, profile.measureSeconds, wholeSignIn);
+          const run = await sampled([gateway.pid], 'signin', connections, () =>
+            closedLoop(connections, profile.measureSeconds, wholeSignIn),
+          );
           profileWindows.push({ name: 'signin', connections, startUs, endUs: monotonicUs() });
           const gatewayCpu = (await cpuMs(gateway.pid)) - gatewayBefore;
           const identityCpu = (await cpuMs(identity.pid)) - identityBefore;
@@ -973,6 +1017,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 
   if (options.cpuProf === true) report.settings.cpuProfileWindows = profileWindows;
+  if (options.allocProf === true) report.settings.allocationProfiles = allocationProfiles;
   addRatios(report.results);
   report.targets = checkTargets(report);
   report.machine.loadAverageAtEnd = loadavg().map(round2);

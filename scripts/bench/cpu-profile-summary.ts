@@ -2,13 +2,12 @@
 // Top self-time functions of a V8 CPU profile (from `pnpm bench --cpu-prof`), optionally only
 // the samples taken while the bench measured `scenario` (default introspect-allinone; the
 // windows are in the report's settings.cpuProfileWindows), and self time per package.
+// `tsx scripts/bench/cpu-profile-summary.ts <file.heapprofile>`: the same for an allocation
+// profile of one measured level (`pnpm bench --alloc-prof`), in bytes allocated.
 import { readFile } from 'node:fs/promises';
 
-type ProfileNode = {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-};
+type CallFrame = { functionName: string; url: string; lineNumber: number };
+type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
 type CpuProfile = {
   nodes: ProfileNode[];
   startTime: number;
@@ -16,53 +15,83 @@ type CpuProfile = {
   samples: number[];
   timeDeltas: number[];
 };
+/** A sampling heap profile (`pnpm bench --alloc-prof`): a tree of allocation sites. */
+type HeapNode = { id: number; callFrame: CallFrame; selfSize: number; children: HeapNode[] };
+type HeapProfile = { head: HeapNode };
 
-type SelfTime = { name: string; ms: number; pct: number };
+type Share = { name: string; amount: number; pct: number };
+/** What a profile weighs: microseconds of samples, or bytes allocated. */
+type Weighed = { nodes: ProfileNode[]; weights: { id: number; weight: number }[] };
 
-function summarizeProfile(
-  profile: CpuProfile,
-  windows: { startUs: number; endUs: number }[] = [],
-): { totalMs: number; functions: SelfTime[]; packages: SelfTime[]; inclusive: SelfTime[] } {
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parents = new Map<number, number>();
-  for (const node of profile.nodes)
-    for (const child of node.children ?? []) parents.set(child, node.id);
-  const byFunction = new Map<string, number>();
-  const byPackage = new Map<string, number>();
-  // Time with a package anywhere on the stack (what calling into it costs, callees included).
-  const inclusive = new Map<string, number>();
+function cpuWeights(profile: CpuProfile, windows: { startUs: number; endUs: number }[]): Weighed {
   let time = profile.startTime;
-  let total = 0;
+  const weights: Weighed['weights'] = [];
   profile.samples.forEach((id, index) => {
     const delta = profile.timeDeltas[index] ?? 0;
     time += delta;
     if (windows.length > 0 && !windows.some((w) => time >= w.startUs && time <= w.endUs)) return;
+    weights.push({ id, weight: delta });
+  });
+  return { nodes: profile.nodes, weights };
+}
+
+function heapWeights(profile: HeapProfile): Weighed {
+  const nodes: ProfileNode[] = [];
+  const weights: Weighed['weights'] = [];
+  const visit = (node: HeapNode) => {
+    nodes.push({
+      id: node.id,
+      callFrame: node.callFrame,
+      children: node.children.map((c) => c.id),
+    });
+    if (node.selfSize > 0) weights.push({ id: node.id, weight: node.selfSize });
+    node.children.forEach(visit);
+  };
+  visit(profile.head);
+  return { nodes, weights };
+}
+
+function summarize({ nodes: list, weights }: Weighed): {
+  total: number;
+  functions: Share[];
+  packages: Share[];
+  inclusive: Share[];
+} {
+  const nodes = new Map(list.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of list) for (const child of node.children ?? []) parents.set(child, node.id);
+  const byFunction = new Map<string, number>();
+  const byPackage = new Map<string, number>();
+  // Weight with a package anywhere on the stack (what calling into it costs, callees included).
+  const inclusive = new Map<string, number>();
+  let total = 0;
+  for (const { id, weight } of weights) {
     const frame = nodes.get(id)?.callFrame;
-    if (frame === undefined) return;
+    if (frame === undefined) continue;
     const where = shortUrl(frame.url);
     const name = `${frame.functionName || '(anonymous)'} ${where}${where === '' ? '' : `:${frame.lineNumber + 1}`}`;
-    byFunction.set(name, (byFunction.get(name) ?? 0) + delta);
+    byFunction.set(name, (byFunction.get(name) ?? 0) + weight);
     const pkg = packageOf(frame.url, frame.functionName);
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + delta);
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + weight);
     const onStack = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
       const callFrame = nodes.get(at)?.callFrame;
       if (callFrame !== undefined && callFrame.url !== '')
         onStack.add(packageOf(callFrame.url, ''));
     }
-    for (const name of onStack) inclusive.set(name, (inclusive.get(name) ?? 0) + delta);
-    total += delta;
-  });
+    for (const name of onStack) inclusive.set(name, (inclusive.get(name) ?? 0) + weight);
+    total += weight;
+  }
   const rank = (map: Map<string, number>) =>
     [...map.entries()]
       .sort((a, b) => b[1] - a[1])
-      .map(([name, us]) => ({
+      .map(([name, amount]) => ({
         name,
-        ms: Math.round(us / 100) / 10,
-        pct: total === 0 ? 0 : Math.round((us / total) * 1000) / 10,
+        amount,
+        pct: total === 0 ? 0 : Math.round((amount / total) * 1000) / 10,
       }));
   return {
-    totalMs: Math.round(total / 1000),
+    total,
     functions: rank(byFunction),
     packages: rank(byPackage),
     inclusive: rank(inclusive),
@@ -102,10 +131,33 @@ function packageOf(url: string, functionName: string): string {
 async function main() {
   const [file, reportFile, scenario = 'introspect-allinone'] = process.argv.slice(2);
   if (file === undefined) {
-    process.stderr.write('usage: cpu-profile-summary <file.cpuprofile> [report.json [scenario]]\n');
+    process.stderr.write(
+      'usage: cpu-profile-summary <file.cpuprofile> [report.json [scenario]]\n' +
+        '       cpu-profile-summary <file.heapprofile>\n',
+    );
     process.exit(2);
   }
-  const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+  const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile | HeapProfile;
+  if ('head' in profile) {
+    const summary = summarize(heapWeights(profile));
+    const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+    const lines = [
+      `${mb(summary.total)} allocated (sampled, objects already collected included)`,
+      '',
+      'allocated by package (where the allocation happened):',
+      ...summary.packages.slice(0, 20).map((p) => `${p.pct.toFixed(1).padStart(5)}%  ${p.name}`),
+      '',
+      'allocated with the package on the stack (callees included):',
+      ...summary.inclusive.slice(0, 25).map((p) => `${p.pct.toFixed(1).padStart(5)}%  ${p.name}`),
+      '',
+      'top allocating functions:',
+      ...summary.functions
+        .slice(0, 30)
+        .map((f) => `${f.pct.toFixed(1).padStart(5)}%  ${mb(f.amount).padStart(9)}  ${f.name}`),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   let windows: { name: string; startUs: number; endUs: number }[] = [];
   if (reportFile !== undefined) {
     const report = JSON.parse(await readFile(reportFile, 'utf8')) as {
@@ -113,9 +165,9 @@ async function main() {
     };
     windows = (report.settings.cpuProfileWindows ?? []).filter((w) => w.name === scenario);
   }
-  const summary = summarizeProfile(profile, windows);
+  const summary = summarize(cpuWeights(profile, windows));
   const lines = [
-    `${summary.totalMs} ms of samples${windows.length > 0 ? ` while measuring ${scenario}` : ''}`,
+    `${Math.round(summary.total / 1000)} ms of samples${windows.length > 0 ? ` while measuring ${scenario}` : ''}`,
     '',
     'self time by package:',
     ...summary.packages.slice(0, 20).map((p) => `${p.pct.toFixed(1).padStart(5)}%  ${p.name}`),

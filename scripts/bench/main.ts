@@ -1,5 +1,5 @@
-// `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--cpu-prof] [--seed-seconds <n>]
-//   [--log-level <level>]`
+// `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--cpu-prof] [--alloc-prof]
+//   [--seed-seconds <n>] [--log-level <level>]`
 // Issue 8's benchmark: see docs/benchmarks.md.
 import { parseArgs } from 'node:util';
 import { runBench, SCENARIOS, type ScenarioName } from './bench.js';
@@ -10,6 +10,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench-results/latest.json' },
     only: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    'alloc-prof': { type: 'boolean', default: false },
     'seed-seconds': { type: 'string' },
     'log-level': { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -18,7 +19,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   process.stdout.write(
-    `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--cpu-prof] [--seed-seconds <n>] [--log-level <level>]\n` +
+    `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--cpu-prof] [--alloc-prof] [--seed-seconds <n>] [--log-level <level>]\n` +
       `scenarios: ${SCENARIOS.join(', ')}\n`,
   );
   process.exit(0);
@@ -45,6 +46,7 @@ try {
     out: values.out,
     ...(only === undefined ? {} : { only: only as ScenarioName[] }),
     cpuProf: values['cpu-prof'],
+    allocProf: values['alloc-prof'],
     ...(values['seed-seconds'] === undefined
       ? {}
       : { seedSeconds: Number(values['seed-seconds']) }),

@@ -30,6 +30,8 @@ export function startTsxProcess(options: {
   env: NodeJS.ProcessEnv;
   logDir: string;
   nodeArgs?: string[];
+  /** Modules loaded before the entry point, after tsx (so they may be TypeScript). */
+  imports?: string[];
 }): BenchProcess {
   const logFile = join(options.logDir, `${options.name}.log`);
   const fd = openSync(logFile, 'w');
@@ -40,6 +42,7 @@ export function startTsxProcess(options: {
       '--conditions=@gateway/source',
       '--import',
       'tsx',
+      ...(options.imports ?? []).flatMap((module) => ['--import', module]),
       options.entry,
       ...(options.args ?? []),
     ],
@@ -138,4 +141,37 @@ export function sampleRss(
       };
     },
   };
+}
+
+/**
+ * Sends one command to allocation-sampling.ts in `target` and waits for its `answer` (`started`
+ * or `written`); rejects on its failure or after 30 s.
+ */
+export function allocationCommand(
+  target: BenchProcess,
+  command: { allocationProfile: 'start' } | { allocationProfile: 'stop'; file: string },
+  answer: 'started' | 'written',
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => finish(new Error(`${target.name}: no allocation profile answer`)),
+      30_000,
+    );
+    const onMessage = (message: unknown) => {
+      const { allocationProfile, error } = (message ?? {}) as {
+        allocationProfile?: string;
+        error?: string;
+      };
+      if (allocationProfile === answer) finish();
+      else if (allocationProfile === 'failed') finish(new Error(`${target.name}: ${error}`));
+    };
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      target.child.off('message', onMessage);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    target.child.on('message', onMessage);
+    target.child.send(command);
+  });
 }
