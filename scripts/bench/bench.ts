@@ -88,6 +88,13 @@ type Profile = {
    */
   signInWarmupSeconds: number;
   measureSeconds: number;
+  /**
+   * Each S5 level. RSS growth compares medians, and V8's old generation swings between
+   * collections (about 60 to 140 MiB used, one collection every 5-10 s under load): 10 s
+   * medians caught one or two swings and moved by up to 25% between levels either way; over
+   * 30 s they moved by 0-8% in repeated runs.
+   */
+  overloadSeconds: number;
   connections: number[];
   /** Connections of S2 and S4, whose every request costs a real sign-in. */
   costlyConnections: number[];
@@ -109,6 +116,7 @@ const FULL: Profile = {
   warmupSeconds: 3,
   signInWarmupSeconds: 10,
   measureSeconds: 10,
+  overloadSeconds: 30,
   connections: [50, 100],
   costlyConnections: [50, 100],
   accounts: 300,
@@ -127,6 +135,7 @@ const QUICK: Profile = {
   warmupSeconds: 0.3,
   signInWarmupSeconds: 0.3,
   measureSeconds: 1,
+  overloadSeconds: 1,
   connections: [50, 100],
   costlyConnections: [5, 10],
   accounts: 20,
@@ -861,7 +870,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           const run = await runOpenLoop({
             url: gatewayUrl,
             ratePerSecond: offeredRps,
-            durationSeconds: profile.measureSeconds,
+            durationSeconds: profile.overloadSeconds,
             requests: introspectRequests(),
             connections: OVERLOAD_CONNECTIONS,
             timeoutMs: 10_000,
