@@ -139,23 +139,14 @@ async function main() {
   }
   const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile | HeapProfile;
   if ('head' in profile) {
-    const summary = summarize(heapWeights(profile));
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-    const lines = [
-      `${mb(summary.total)} allocated (sampled, objects already collected included)`,
-      '',
-      'allocated by package (where the allocation happened):',
-      ...summary.packages.slice(0, 20).map((p) => `${p.pct.toFixed(1).padStart(5)}%  ${p.name}`),
-      '',
-      'allocated with the package on the stack (callees included):',
-      ...summary.inclusive.slice(0, 25).map((p) => `${p.pct.toFixed(1).padStart(5)}%  ${p.name}`),
-      '',
-      'top allocating functions:',
-      ...summary.functions
-        .slice(0, 30)
-        .map((f) => `${f.pct.toFixed(1).padStart(5)}%  ${mb(f.amount).padStart(9)}  ${f.name}`),
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
+    print(summarize(heapWeights(profile)), {
+      total: (bytes) => `${mb(bytes)} allocated (sampled, objects already collected included)`,
+      packages: 'allocated by package (where the allocation happened):',
+      inclusive: 'allocated with the package on the stack (callees included):',
+      functions: 'top allocating functions:',
+      amount: (bytes) => `  ${mb(bytes).padStart(9)}`,
+    });
     return;
   }
   let windows: { name: string; startUs: number; endUs: number }[] = [];
@@ -165,18 +156,38 @@ async function main() {
     };
     windows = (report.settings.cpuProfileWindows ?? []).filter((w) => w.name === scenario);
   }
-  const summary = summarize(cpuWeights(profile, windows));
+  print(summarize(cpuWeights(profile, windows)), {
+    total: (us) =>
+      `${Math.round(us / 1000)} ms of samples${windows.length > 0 ? ` while measuring ${scenario}` : ''}`,
+    packages: 'self time by package:',
+    inclusive: 'time with the package on the stack (callees included):',
+    functions: 'top self-time functions:',
+    amount: () => '',
+  });
+}
+
+function print(
+  summary: ReturnType<typeof summarize>,
+  labels: {
+    total: (amount: number) => string;
+    packages: string;
+    inclusive: string;
+    functions: string;
+    amount: (amount: number) => string;
+  },
+): void {
+  const pct = (share: Share) => `${share.pct.toFixed(1).padStart(5)}%`;
   const lines = [
-    `${Math.round(summary.total / 1000)} ms of samples${windows.length > 0 ? ` while measuring ${scenario}` : ''}`,
+    labels.total(summary.total),
     '',
-    'self time by package:',
-    ...summary.packages.slice(0, 20).map((p) => `${p.pct.toFixed(1).padStart(5)}%  ${p.name}`),
+    labels.packages,
+    ...summary.packages.slice(0, 20).map((p) => `${pct(p)}  ${p.name}`),
     '',
-    'time with the package on the stack (callees included):',
-    ...summary.inclusive.slice(0, 25).map((p) => `${p.pct.toFixed(1).padStart(5)}%  ${p.name}`),
+    labels.inclusive,
+    ...summary.inclusive.slice(0, 25).map((p) => `${pct(p)}  ${p.name}`),
     '',
-    'top self-time functions:',
-    ...summary.functions.slice(0, 30).map((f) => `${f.pct.toFixed(1).padStart(5)}%  ${f.name}`),
+    labels.functions,
+    ...summary.functions.slice(0, 30).map((f) => `${pct(f)}${labels.amount(f.amount)}  ${f.name}`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
