@@ -54,7 +54,13 @@ type QueryEvent = { __knexQueryUid: string; method: 'raw'; sql: string; bindings
  * dependency errors of traceQueries, the user-status watch, tests that count statements.
  */
 export function createDirectStatements(settings: pg.PoolConfig, knex: Knex): DirectStatements {
-  const pool = new pg.Pool({ ...settings, max: DIRECT_POOL_MAX, idleTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    ...settings,
+    max: DIRECT_POOL_MAX,
+    idleTimeoutMillis: 10_000,
+    // Its idle connections never keep a process alive (a script or test that forgot close()).
+    allowExitOnIdle: true,
+  });
   // An idle connection that fails (the server restarted) is dropped by the pool; without a
   // listener its 'error' event would end the process.
   pool.on('error', () => undefined);
