@@ -242,20 +242,29 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const allocDir = join(dirname(out), 'alloc-prof');
   let allocTarget: BenchProcess | undefined;
   const allocationProfiles: { name: string; connections: number; file: string }[] = [];
-  /** Runs `level` with allocation sampling on in `pid`'s process, when it is the target. */
-  const sampled = async <T>(
+  /**
+   * Runs one measured level: its time window goes into the report (for --cpu-prof), and
+   * with --alloc-prof, when `pids` include the sampled process, it gets a profile of its own.
+   */
+  const measuredLevel = async <T>(
     pids: number[],
     name: string,
     connections: number,
     level: () => Promise<T>,
   ): Promise<T> => {
-    const target = allocTarget;
-    if (target === undefined || !pids.includes(target.pid)) return level();
+    const target =
+      allocTarget !== undefined && pids.includes(allocTarget.pid) ? allocTarget : undefined;
     const file = join(allocDir, `${name}-${connections}.heapprofile`);
-    await allocationCommand(target, { allocationProfile: 'start' }, 'started');
+    if (target !== undefined) {
+      await allocationCommand(target, { allocationProfile: 'start' }, 'started');
+    }
+    const startUs = monotonicUs();
     const result = await level();
-    await allocationCommand(target, { allocationProfile: 'stop', file }, 'written');
-    allocationProfiles.push({ name, connections, file });
+    profileWindows.push({ name, connections, startUs, endUs: monotonicUs() });
+    if (target !== undefined) {
+      await allocationCommand(target, { allocationProfile: 'stop', file }, 'written');
+      allocationProfiles.push({ name, connections, file });
+    }
     return result;
   };
   const stop = async (child: BenchProcess) => {
@@ -288,8 +297,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     for (const connections of profile.connections) {
       const usage = await cpuSnapshot(spec.serverPids, spec.pgTransactions);
       const rss = spec.rssPid === undefined ? undefined : sampleRss(spec.rssPid);
-      const startUs = monotonicUs();
-      const result = await sampled(spec.serverPids, spec.name, connections, () =>
+      const result = await measuredLevel(spec.serverPids, spec.name, connections, () =>
         runLoad({
           url: spec.url,
           connections,
@@ -298,7 +306,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           expectedStatuses: spec.expectedStatuses,
         }),
       );
-      profileWindows.push({ name: spec.name, connections, startUs, endUs: monotonicUs() });
       const cpu = await usage.done(result);
       const rssStats = await rss?.stop();
       addRow(spec.name, connections, result, {
@@ -689,8 +696,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             continue;
           }
           const usage = await cpuSnapshot([gateway.pid], pgTransactions);
-          const startUs = monotonicUs();
-          const result = await sampled([gateway.pid], 'exchange', connections, () =>
+          const result = await measuredLevel([gateway.pid], 'exchange', connections, () =>
             runLoad({
               url: gatewayUrl,
               connections,
@@ -699,8 +705,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
               expectedStatuses: [200],
             }),
           );
-          const endUs = monotonicUs();
-          profileWindows.push({ name: 'exchange', connections, startUs, endUs });
           addRow('exchange', connections, result, {
             ...(await usage.done(result)),
             freshCodes: amount,
@@ -803,11 +807,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           const identityBefore = await cpuMs(identity.pid);
           const pgBefore = await pgTransactions();
           const benchBefore = process.cpuUsage();
-          const startUs = monotonicUs();
-          const run = await sampled([gateway.pid], 'signin', connections, () =>
+          const run = await measuredLevel([gateway.pid], 'signin', connections, () =>
             closedLoop(connections, profile.measureSeconds, wholeSignIn),
           );
-          profileWindows.push({ name: 'signin', connections, startUs, endUs: monotonicUs() });
           const gatewayCpu = (await cpuMs(gateway.pid)) - gatewayBefore;
           const identityCpu = (await cpuMs(identity.pid)) - identityBefore;
           const benchCpu = process.cpuUsage(benchBefore);

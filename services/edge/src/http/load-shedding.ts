@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics, REQUEST_ID_HEADER, requestIdOf, type Logger } from '@gateway/telemetry';
-import { securityHeaderPairs } from './security-headers.js';
+import { securityHeaderPairs, type SecurityHeaderSet } from './security-headers.js';
 
 /**
  * What a shed request is answered: 503 SERVICE_UNAVAILABLE with `Retry-After: 1`, the spec's
@@ -57,7 +57,8 @@ export function createLoadShedder(options: {
   let inFlight = 0;
   const body = Buffer.from(JSON.stringify(OVERLOADED.toBody()));
   // The error answer's headers and the security headers of the path (as `writeErrorAnswer`
-  // and `setSecurityHeaders` give every other answer), made once per path.
+  // and `setSecurityHeaders` give every other answer), made once per set of security headers
+  // (securityHeaderPairs has four, so this holds at most two for one edge).
   const answerHeaders = [
     'Content-Type',
     'application/json; charset=utf-8',
@@ -66,12 +67,13 @@ export function createLoadShedder(options: {
     'Retry-After',
     String(OVERLOADED.retryAfterSeconds),
   ];
-  const headersByPath = new Map<string, string[]>();
+  const headersBySet = new Map<SecurityHeaderSet, string[]>();
   const headersOf = (path: string): string[] => {
-    let headers = headersByPath.get(path);
+    const set = securityHeaderPairs(path, options.production);
+    let headers = headersBySet.get(set);
     if (headers === undefined) {
-      headers = [...answerHeaders, ...securityHeaderPairs(path, options.production).flat()];
-      headersByPath.set(path, headers);
+      headers = [...answerHeaders, ...set.flat()];
+      headersBySet.set(set, headers);
     }
     return headers;
   };

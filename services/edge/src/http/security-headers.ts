@@ -21,11 +21,11 @@ const PAIRS = {
   productionAuth: [NOSNIFF, STRICT_TRANSPORT, ...AUTH_ANSWER],
 } as const satisfies Record<string, readonly (readonly [string, string])[]>;
 
-/** The security headers of an answer to `path` (without its query), as name/value pairs. */
-export function securityHeaderPairs(
-  path: string,
-  production: boolean,
-): readonly (readonly [string, string])[] {
+/** One of the four sets of security headers, as name/value pairs (the same object each time). */
+export type SecurityHeaderSet = readonly (readonly [string, string])[];
+
+/** The security headers of an answer to `path` (without its query). */
+export function securityHeaderPairs(path: string, production: boolean): SecurityHeaderSet {
   if (path.startsWith('/v1/auth/')) return production ? PAIRS.productionAuth : PAIRS.auth;
   return production ? PAIRS.production : PAIRS.plain;
 }
