@@ -863,8 +863,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         // Open-loop (scripts/bench/open-loop.ts): requests go out at the offered rate whatever
         // the answers do, as from many independent clients, so the excess really arrives. A
         // closed-loop generator with one request in flight per connection offers only what
-        // is answered. Judged at 120%; 80% and 200% are shown beside it. Latencies compare
-        // with S1 at its full load (its highest connection count).
+        // is answered. Judged at 120%; 80% and 200% are shown beside it. The latency at 120%
+        // compares with the 80% level's (checkTargets); S1's at its full load (its highest
+        // connection count) is shown beside it.
         const base = Math.max(...profile.connections);
         let withinCapacityRss: number | undefined;
         for (const factor of OVERLOAD_FACTORS) {
@@ -1347,7 +1348,7 @@ async function usedMemory(redis: Redis): Promise<number> {
 
 // --- the targets of issue 8 ---------------------------------------------------------------
 
-function checkTargets(report: BenchReport): TargetCheck[] {
+export function checkTargets(report: BenchReport): TargetCheck[] {
   const rows = (name: string) => report.results.filter((row) => row.name === name);
   const at = (name: string, connections: number) =>
     report.results.find((row) => row.name === name && row.connections === connections);
@@ -1444,29 +1445,40 @@ function checkTargets(report: BenchReport): TargetCheck[] {
       );
     // Fast answers: every request offered was sent and answered (the excess refused at once
     // with 429/503 and the error body, or all of it served), no errors or time-outs, and the
-    // latency within twice S1's at full load. The latency is taken from when the schedule
-    // called for each request, so a wait for a free connection counts too.
+    // latency within twice what the same clients see within capacity (the 80% level: same
+    // process, connections and open-loop generator, only the load differs). The latency is
+    // taken from when the schedule called for each request, so a wait for a free connection
+    // counts too. Until the fifth session the reference was S1's closed-loop p99 at 100
+    // connections; the open-loop clients' p99 exceeded twice that already at 80%, within
+    // capacity (22-31 ms against 2 x 11-12 ms), so that comparison measured the generator,
+    // not the overload. It is still shown.
+    const withinCapacity = overload.find((row) => Number(row.offeredPct) < 100);
     const fast = judged.every((row) => {
-      const normal = at('introspect-allinone', Number(row.comparedWithConnections));
       const refused = (row.statusCounts['429'] ?? 0) + (row.statusCounts['503'] ?? 0);
       const keptUp = row.rps >= 0.95 * Number(row.offeredRps);
       return (
-        normal !== undefined &&
+        withinCapacity !== undefined &&
         (refused > 0 || keptUp) &&
         refusalsCarryTheBody(row) &&
         row.requests === Number(row.offeredRequests) &&
-        Number(row.p99FromScheduleMs) <= 2 * normal.p99Ms &&
+        Number(row.p99FromScheduleMs) <= 2 * Number(withinCapacity.p99FromScheduleMs) &&
         row.errors === 0
       );
     });
+    const versusS1 = (row: ResultRow) => {
+      const s1 = at('introspect-allinone', Number(row.comparedWithConnections));
+      return s1 === undefined
+        ? ''
+        : `, ${(Number(row.p99FromScheduleMs) / s1.p99Ms).toFixed(1)}x S1's closed-loop p99 ${String(s1.p99Ms)} ms`;
+    };
     checks.push({
       target:
-        'S5 at 120% (open-loop): fast answers (the excess refused as 429/503 with the error body, no errors or time-outs, p99 <= 2x S1 p99 at 100)',
+        "S5 at 120% (open-loop): fast answers (the excess refused as 429/503 with the error body, no errors or time-outs, p99 from the schedule <= 2x the same clients' p99 at 80%)",
       value:
         overload
           .map(
             (row) =>
-              `${row.rps.toFixed(0)} of ${Number(row.offeredRps).toFixed(0)} req/s offered answered, p99 ${String(row.p99FromScheduleMs)} ms, ${JSON.stringify(row.statusCounts)}, ${row.errors} errors ${label(row)}`,
+              `${row.rps.toFixed(0)} of ${Number(row.offeredRps).toFixed(0)} req/s offered answered, p99 ${String(row.p99FromScheduleMs)} ms${row === withinCapacity ? '' : ` (${(Number(row.p99FromScheduleMs) / Number(withinCapacity?.p99FromScheduleMs ?? NaN)).toFixed(1)}x the 80% level's${versusS1(row)})`}, ${JSON.stringify(row.statusCounts)}, ${row.errors} errors ${label(row)}`,
           )
           .join('; ') || 'not measured',
       holds: judged.length === 0 ? null : fast,
