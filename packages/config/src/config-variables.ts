@@ -244,7 +244,7 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     'Load shedding of the edge: while this many start, exchange and introspect requests are ' +
       'in flight, further ones are answered 503 SERVICE_UNAVAILABLE with `Retry-After: 1` at ' +
       'once instead of queueing (0: never).',
-    { default: '128' },
+    { default: '100' },
   ),
 ]);
 

@@ -118,7 +118,7 @@ export const gatewayEnvSchema = z.object({
   RATE_LIMIT_EXCHANGE_PER_CLIENT: trimmed(integer(0, 1_000_000_000).default(600)),
   RATE_LIMIT_INTROSPECT_PER_CLIENT: trimmed(integer(0, 1_000_000_000).default(60_000)),
   RATE_LIMIT_SERVER_PER_IP: trimmed(integer(0, 1_000_000_000).default(120_000)),
-  OVERLOAD_MAX_IN_FLIGHT: trimmed(integer(0, 1_000_000).default(128)),
+  OVERLOAD_MAX_IN_FLIGHT: trimmed(integer(0, 1_000_000).default(100)),
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpUrl()),
   OTEL_SERVICE_NAME: optional(z.string()),
   METRICS_PORT: optional(integer(1, 65535)),

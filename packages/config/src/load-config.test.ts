@@ -67,7 +67,7 @@ describe('loadConfig defaults', () => {
       rateLimitExchangePerClient: 600,
       rateLimitIntrospectPerClient: 60000,
       rateLimitServerPerIp: 120000,
-      overloadMaxInFlight: 128,
+      overloadMaxInFlight: 100,
     });
   });
 

@@ -34,9 +34,11 @@ export type LoadShedder = {
  * longer. The operations it guards (start, exchange, introspect: fast, CPU-bound work and one
  * Redis round trip, nothing that waits on an identity provider) are therefore refused at once
  * (503, `Retry-After: 1`) while `maxInFlight` of them are in flight. At a fraction of a
- * millisecond each, 128 in flight already mean tens of milliseconds of queued work; a full
- * load of normal traffic (a hundred keep-alive connections of platform backends) stays below
- * it.
+ * millisecond each, 100 in flight already mean tens of milliseconds of queued work on a slow
+ * machine; a full load of normal traffic (a hundred keep-alive connections of platform
+ * backends, one request in flight each) never exceeds it. The admitted requests' latency under
+ * overload is about the bound over the rate served, so the bound sets it (128 gave a p99 a
+ * third higher than 100 at 120% of capacity; docs/decisions.md).
  *
  * A refusal must cost far less than an answer, or refusing the excess takes the CPU the
  * admitted requests need and the edge serves less the more it is offered. With a span, a log
