@@ -37,8 +37,9 @@ export type LoadShedder = {
  * millisecond each, 100 in flight already mean tens of milliseconds of queued work on a slow
  * machine; a full load of normal traffic (a hundred keep-alive connections of platform
  * backends, one request in flight each) never exceeds it. The admitted requests' latency under
- * overload is about the bound over the rate served, so the bound sets it (128 gave a p99 a
- * third higher than 100 at 120% of capacity; docs/decisions.md).
+ * overload is about the bound over the rate served, so the bound sets its usual level (at
+ * 120% of capacity 128 gave a p99 about a quarter higher than 100; the stalls of a shared
+ * machine make the rest of the tail, docs/decisions.md).
  *
  * A refusal must cost far less than an answer, or refusing the excess takes the CPU the
  * admitted requests need and the edge serves less the more it is offered. With a span, a log
