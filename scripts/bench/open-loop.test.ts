@@ -30,18 +30,21 @@ describe('runOpenLoop', () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
-
-  it('sends every request on schedule or, with the pool busy, as soon as a connection frees', async () => {
-    // 2 connections answered after 20 ms serve about 100 requests a second; 400 are offered.
-    const result = await runOpenLoop({
+  /** `paths` offered in turn at `rate` a second for `seconds`; only 200 is expected. */
+  const offer = (rate: number, seconds: number, connections: number, paths: string[]) =>
+    runOpenLoop({
       url,
-      ratePerSecond: 400,
-      durationSeconds: 0.5,
-      requests: [{ method: 'GET', path: '/ok' }],
-      connections: 2,
+      ratePerSecond: rate,
+      durationSeconds: seconds,
+      requests: paths.map((path) => ({ method: 'GET', path })),
+      connections,
       timeoutMs: 5_000,
       expectedStatuses: [200],
     });
+
+  it('sends every request on schedule or, with the pool busy, as soon as a connection frees', async () => {
+    // 2 connections answered after 20 ms serve about 100 requests a second; 400 are offered.
+    const result = await offer(400, 0.5, 2, ['/ok']);
     expect(result.offered).toBe(200);
     expect(result.sent).toBe(200);
     expect(result.answered).toBe(200);
@@ -55,15 +58,7 @@ describe('runOpenLoop', () => {
 
   it('drains a backlog of thousands (it is read from a moving head, compacted as it goes)', async () => {
     // One connection answered after about 1 ms: 5,000 requests offered in half a second.
-    const result = await runOpenLoop({
-      url,
-      ratePerSecond: 10_000,
-      durationSeconds: 0.5,
-      requests: [{ method: 'GET', path: '/ok?ms=1' }],
-      connections: 1,
-      timeoutMs: 5_000,
-      expectedStatuses: [200],
-    });
+    const result = await offer(10_000, 0.5, 1, ['/ok?ms=1']);
     expect(result.offered).toBe(5_000);
     expect(result.answered).toBe(5_000);
     expect(result.errors).toBe(0);
@@ -71,18 +66,7 @@ describe('runOpenLoop', () => {
   }, 30_000);
 
   it('counts answers with other statuses as errors and keeps their first body', async () => {
-    const result = await runOpenLoop({
-      url,
-      ratePerSecond: 100,
-      durationSeconds: 0.2,
-      requests: [
-        { method: 'GET', path: '/ok' },
-        { method: 'GET', path: '/busy' },
-      ],
-      connections: 4,
-      timeoutMs: 5_000,
-      expectedStatuses: [200],
-    });
+    const result = await offer(100, 0.2, 4, ['/ok', '/busy']);
     expect(result.answered).toBe(result.offered);
     expect(result.statusCounts['503']).toBeGreaterThan(0);
     expect(result.errors).toBe(result.statusCounts['503']);
