@@ -3,13 +3,15 @@
 // that each profile covers one measured level. Unlike `--heap-prof`, it keeps the samples of
 // objects the garbage collector has already freed: what a request allocates, not what is
 // still alive at the end, which is what garbage collection costs and what the CPU profiles
-// do not show (knex's share of a sign-in was found this way). Bench-only: never in the
-// gateway's own code.
+// do not show (knex's share of a sign-in was found this way). With `survivorsOnly`
+// (`--alloc-survivors`) it drops the objects a scavenge freed and keeps what reached the old
+// generation: what drives the major collections. Bench-only: never in the gateway's own code.
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 
 export type AllocationProfileMessage =
-  { allocationProfile: 'start' } | { allocationProfile: 'stop'; file: string };
+  | { allocationProfile: 'start'; survivorsOnly: boolean }
+  | { allocationProfile: 'stop'; file: string };
 
 const session = new Session();
 session.connect();
@@ -19,11 +21,12 @@ async function onMessage(message: unknown): Promise<void> {
   const command = (message as Partial<AllocationProfileMessage> | null)?.allocationProfile;
   if (command === 'start' && !sampling) {
     sampling = true;
+    const { survivorsOnly } = message as { survivorsOnly?: boolean };
     await session.post('HeapProfiler.enable');
     await session.post('HeapProfiler.startSampling', {
       samplingInterval: 8192,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMinorGC: survivorsOnly !== true,
     });
     process.send?.({ allocationProfile: 'started' });
   } else if (command === 'stop' && sampling) {

@@ -72,6 +72,11 @@ export type BenchOptions = {
    * <out dir>/alloc-prof (allocation-sampling.ts; read with cpu-profile-summary.ts).
    */
   allocProf?: boolean;
+  /**
+   * With allocProf: only what survived a scavenge (promoted to the old generation, or alive
+   * at the end), in `<scenario>-<connections>.survivors.heapprofile`.
+   */
+  allocSurvivors?: boolean;
   /** Longest time spent producing handoff codes for each S2 level (default 290 s; --quick 20 s). */
   seedSeconds?: number;
   /** LOG_LEVEL of the gateway processes (default info, as deployed: one line per request). */
@@ -256,9 +261,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   ): Promise<T> => {
     const target =
       allocTarget !== undefined && pids.includes(allocTarget.pid) ? allocTarget : undefined;
-    const file = join(allocDir, `${name}-${connections}.heapprofile`);
+    const survivorsOnly = options.allocSurvivors === true;
+    const file = join(
+      allocDir,
+      `${name}-${connections}${survivorsOnly ? '.survivors' : ''}.heapprofile`,
+    );
     if (target !== undefined) {
-      await allocationCommand(target, { allocationProfile: 'start' }, 'started');
+      await allocationCommand(target, { allocationProfile: 'start', survivorsOnly }, 'started');
     }
     const startUs = monotonicUs();
     const result = await level();

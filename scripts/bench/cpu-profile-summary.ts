@@ -3,7 +3,8 @@
 // the samples taken while the bench measured `scenario` (default introspect-allinone; the
 // windows are in the report's settings.cpuProfileWindows), and self time per package.
 // `tsx scripts/bench/cpu-profile-summary.ts <file.heapprofile>`: the same for an allocation
-// profile of one measured level (`pnpm bench --alloc-prof`), in bytes allocated.
+// profile of one measured level (`pnpm bench --alloc-prof`), in bytes allocated, or of what
+// survived a scavenge (`--alloc-survivors`, files named `*.survivors.heapprofile`).
 import { readFile } from 'node:fs/promises';
 
 type CallFrame = { functionName: string; url: string; lineNumber: number };
@@ -141,7 +142,10 @@ async function main() {
   if ('head' in profile) {
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
     print(summarize(heapWeights(profile)), {
-      total: (bytes) => `${mb(bytes)} allocated (sampled, objects already collected included)`,
+      total: (bytes) =>
+        file.endsWith('.survivors.heapprofile')
+          ? `${mb(bytes)} allocated that survived a scavenge (sampled: promoted to the old generation, or alive at the end)`
+          : `${mb(bytes)} allocated (sampled, objects already collected included)`,
       packages: 'allocated by package (where the allocation happened):',
       inclusive: 'allocated with the package on the stack (callees included):',
       functions: 'top allocating functions:',

@@ -1,5 +1,5 @@
 // `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--cpu-prof] [--alloc-prof]
-//   [--seed-seconds <n>] [--log-level <level>]`
+//   [--alloc-survivors] [--seed-seconds <n>] [--log-level <level>]`
 // Issue 8's benchmark: see docs/benchmarks.md.
 import { parseArgs } from 'node:util';
 import { runBench, SCENARIOS, type ScenarioName } from './bench.js';
@@ -11,6 +11,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     'alloc-prof': { type: 'boolean', default: false },
+    'alloc-survivors': { type: 'boolean', default: false },
     'seed-seconds': { type: 'string' },
     'log-level': { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -19,7 +20,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   process.stdout.write(
-    `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--cpu-prof] [--alloc-prof] [--seed-seconds <n>] [--log-level <level>]\n` +
+    `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--cpu-prof] [--alloc-prof] [--alloc-survivors] [--seed-seconds <n>] [--log-level <level>]\n` +
       `scenarios: ${SCENARIOS.join(', ')}\n`,
   );
   process.exit(0);
@@ -46,7 +47,8 @@ try {
     out: values.out,
     ...(only === undefined ? {} : { only: only as ScenarioName[] }),
     cpuProf: values['cpu-prof'],
-    allocProf: values['alloc-prof'],
+    allocProf: values['alloc-prof'] || values['alloc-survivors'],
+    allocSurvivors: values['alloc-survivors'],
     ...(values['seed-seconds'] === undefined
       ? {}
       : { seedSeconds: Number(values['seed-seconds']) }),

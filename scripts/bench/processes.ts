@@ -149,7 +149,9 @@ export function sampleRss(
  */
 export function allocationCommand(
   target: BenchProcess,
-  command: { allocationProfile: 'start' } | { allocationProfile: 'stop'; file: string },
+  command:
+    | { allocationProfile: 'start'; survivorsOnly: boolean }
+    | { allocationProfile: 'stop'; file: string },
   answer: 'started' | 'written',
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
