@@ -180,9 +180,10 @@ const OVERLOAD_JUDGED = 1.2;
  * does not grow (a request finding none idle waits for one, and that wait counts in its
  * latency from the schedule). Nearly four times the 100 requests the gateway admits at once
  * (three times the 128 it admitted until the fifth session): at 120% the requests in flight
- * are about 200 (rate x latency), at 200% the pool runs out, which the 200% row shows. Opening connections while the server is saturated would measure
- * how late Node accepts them (a first request on a new connection waited up to seconds),
- * and grow the pool towards its limit.
+ * are about 200 (rate x latency), at 200% the pool runs out, which the 200% row shows.
+ * Opening connections while the server is saturated would measure how late Node accepts
+ * them (a first request on a new connection waited up to seconds), and grow the pool towards
+ * its limit.
  */
 const OVERLOAD_CONNECTIONS = 384;
 

@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { AllocationProfileMessage } from './allocation-sampling.js';
 
 /** The repository root (the bench runs every process from there). */
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -149,9 +150,7 @@ export function sampleRss(
  */
 export function allocationCommand(
   target: BenchProcess,
-  command:
-    | { allocationProfile: 'start'; survivorsOnly: boolean }
-    | { allocationProfile: 'stop'; file: string },
+  command: AllocationProfileMessage,
   answer: 'started' | 'written',
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {

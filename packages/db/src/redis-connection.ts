@@ -76,7 +76,7 @@ export function traceCommands(redis: Redis): void {
  * and so of its major collections. Here each command goes to the connection's reply queue at
  * once, as without batching; only the write waits for the turn's end.
  */
-export function batchWritesPerTurn(redis: Redis): void {
+function batchWritesPerTurn(redis: Redis): void {
   const send = redis.sendCommand.bind(redis);
   let corked: { uncork(): void } | undefined;
   const uncork = () => {

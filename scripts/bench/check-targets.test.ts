@@ -1,0 +1,92 @@
+import { describe, expect, it } from '@jest/globals';
+import { checkTargets, type BenchReport } from './bench.js';
+import type { ResultRow } from './report.js';
+
+// Issue 8, S5: beyond capacity the gateway answers fast (the excess refused with 429/503 and
+// the error body), with no errors or time-outs. The judged level (120%) must keep its p99
+// from the schedule within twice the same clients' p99 at 80%, within capacity.
+const SHED_BODY =
+  '{"code":"SERVICE_UNAVAILABLE","message":"The gateway is at capacity; retry shortly."}';
+
+function overloadRow(pct: number, p99FromScheduleMs: number, extra: Partial<ResultRow> = {}) {
+  const offeredRps = 100 * pct;
+  return {
+    name: 'overload',
+    connections: 384,
+    rps: offeredRps,
+    p50Ms: 1,
+    p99Ms: p99FromScheduleMs,
+    errors: 0,
+    requests: offeredRps * 30,
+    durationSeconds: 30,
+    statusCounts: { '200': offeredRps * 20, '503': offeredRps * 10 },
+    offeredPct: pct,
+    offeredRps,
+    offeredRequests: offeredRps * 30,
+    p99FromScheduleMs,
+    judged: pct === 120,
+    refusalBodies: { '503': SHED_BODY },
+    comparedWithConnections: 100,
+    ...extra,
+  } satisfies ResultRow;
+}
+
+function s5(rows: ResultRow[]) {
+  const report: BenchReport = {
+    machine: {
+      cpuModel: 'test',
+      cores: 2,
+      memoryGiB: 1,
+      kernel: 'test',
+      node: 'v20',
+      loadAverageAtStart: [],
+    },
+    startedAt: new Date(0).toISOString(),
+    mode: 'full',
+    settings: {},
+    notes: [],
+    results: [
+      {
+        name: 'introspect-allinone',
+        connections: 100,
+        rps: 10_000,
+        p50Ms: 5,
+        p99Ms: 10,
+        errors: 0,
+        requests: 100_000,
+        durationSeconds: 10,
+        statusCounts: { '200': 100_000 },
+      },
+      ...rows,
+    ],
+  };
+  return checkTargets(report).find((check) => check.target.startsWith('S5 at 120%'));
+}
+
+describe('checkTargets, S5 fast answers', () => {
+  it('holds when the p99 at 120% is within twice the 80% level, however it compares with S1', () => {
+    const check = s5([overloadRow(80, 25), overloadRow(120, 49), overloadRow(200, 400)]);
+    expect(check?.holds).toBe(true);
+    // S1's closed-loop p99 (10 ms) is shown beside it, not judged.
+    expect(check?.value).toContain("2.0x the 80% level's, 4.9x S1's closed-loop p99 10 ms");
+  });
+
+  it('does not hold beyond twice the 80% level', () => {
+    expect(s5([overloadRow(80, 21), overloadRow(120, 51)])?.holds).toBe(false);
+  });
+
+  it('does not hold with errors, unsent requests or refusals without the error body', () => {
+    expect(s5([overloadRow(80, 25), overloadRow(120, 30, { errors: 1 })])?.holds).toBe(false);
+    expect(
+      s5([overloadRow(80, 25), overloadRow(120, 30, { requests: 100 * 120 * 30 - 1 })])?.holds,
+    ).toBe(false);
+    expect(
+      s5([overloadRow(80, 25), overloadRow(120, 30, { refusalBodies: { '503': 'busy' } })])?.holds,
+    ).toBe(false);
+  });
+
+  it('is not judged without the 120% level, and does not hold without the 80% reference', () => {
+    expect(s5([overloadRow(80, 25)])?.holds).toBeNull();
+    expect(s5([overloadRow(120, 30)])?.holds).toBe(false);
+  });
+});
