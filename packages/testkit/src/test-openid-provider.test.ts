@@ -167,4 +167,13 @@ describe('startTestOpenIdProvider variants', () => {
     const { idToken } = await provider.userTokens({ accountId: 'user-1' });
     expect(decodeProtectedHeader(idToken).alg).toBe(signingAlg);
   });
+
+  it('issues opaque user access tokens on request, and still JWT machine tokens', async () => {
+    const provider = await start({ userAccessTokenFormat: 'opaque', signingAlg: 'ES256' });
+    const { accessToken, idToken } = await provider.userTokens({ accountId: 'user-1' });
+    expect(accessToken.split('.')).toHaveLength(1);
+    expect(accessToken.length).toBeGreaterThanOrEqual(32);
+    expect((await verifyWith(provider, idToken, 'test-gateway')).payload.sub).toBe('user-1');
+    await verifyWith(provider, await provider.machineToken());
+  });
 });

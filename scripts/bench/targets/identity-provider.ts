@@ -11,7 +11,11 @@ const accounts = Array.from({ length: count }, (_, index) => ({
   emailVerified: true,
   name: `User ${index + 1}`,
 }));
-const provider = await startTestOpenIdProvider({ environmentKey: 'PROD', accounts });
+const provider = await startTestOpenIdProvider({
+  environmentKey: 'PROD',
+  accounts,
+  userAccessTokenFormat: 'opaque',
+});
 reportReady({
   issuer: provider.issuer,
   origin: provider.origin,
