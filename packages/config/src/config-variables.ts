@@ -243,8 +243,7 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     'overloadMaxInFlight',
     'Load shedding of the edge: while this many start, exchange and introspect requests are ' +
       'in flight, further ones are answered 503 SERVICE_UNAVAILABLE with `Retry-After: 1` at ' +
-      'once instead of queueing, and at half as many while refusals go on from one ' +
-      'event-loop turn to the next (0: never).',
+      'once instead of queueing (0: never).',
     { default: '100' },
   ),
 ]);

@@ -15,9 +15,9 @@ export const OVERLOADED = new GatewayError(
 
 export type LoadShedder = {
   /**
-   * Whether to take the request: false when `maxInFlight` requests are already in flight, or
-   * half as many while the previous turn of the event loop refused one too (the caller answers
-   * 503 at once). A taken request counts until its response finishes or its connection closes.
+   * Whether to take the request: false when `maxInFlight` requests are already in flight (the
+   * caller answers 503 at once). A taken request counts until its response finishes or its
+   * connection closes.
    */
   admit(res: ServerResponse): boolean;
   /**
@@ -41,15 +41,6 @@ export type LoadShedder = {
  * 120% of capacity 128 gave a p99 about a quarter higher than 100; the stalls of a shared
  * machine make the rest of the tail, docs/decisions.md).
  *
- * Once it refuses, the bound is halved until a turn of the event loop passes without a
- * refusal. A full closed-loop load (a hundred connections with one request in flight each)
- * never reaches the bound, so it is never refused; an overload reaches it turn after turn,
- * and the admitted requests then wait about half as long (at 120% of capacity the median
- * from the schedule fell from 8.5-10 ms to 5.5 ms and the p99 from 39-65 ms to 32-40 ms; one
- * of two runs served as many as before, the other a fifth fewer). What it costs: at 200%,
- * where refusing alone takes most of the CPU, fewer are served (1,700 a second, not 3,600),
- * and at 80% the turns after a stall refuse more (5.6-12% of the requests, not 1.8-4.4%).
- *
  * A refusal must cost far less than an answer, or refusing the excess takes the CPU the
  * admitted requests need and the edge serves less the more it is offered. With a span, a log
  * line and the error path per refusal it cost about as much as an introspection: at 120% of
@@ -67,23 +58,6 @@ export function createLoadShedder(options: {
   reportEveryMs?: number;
 }): LoadShedder {
   let inFlight = 0;
-  // An overload: the previous turn of the event loop refused a request. `watchTurns` carries
-  // this turn's refusals over at its end, turn after turn while there are any.
-  const tightBound = Math.ceil(options.maxInFlight / 2);
-  let refusedThisTurn = false;
-  let overloaded = false;
-  let watching = false;
-  const endTurn = () => {
-    overloaded = refusedThisTurn;
-    refusedThisTurn = false;
-    watching = overloaded;
-    if (watching) setImmediate(endTurn);
-  };
-  const watchTurns = () => {
-    if (watching) return;
-    watching = true;
-    setImmediate(endTurn);
-  };
   const body = Buffer.from(JSON.stringify(OVERLOADED.toBody()));
   // The error answer's headers and the security headers of the path (as `writeErrorAnswer`
   // and `setSecurityHeaders` give every other answer), made once per set of security headers
@@ -118,11 +92,7 @@ export function createLoadShedder(options: {
   };
   return {
     admit(res) {
-      if (options.maxInFlight > 0 && inFlight >= (overloaded ? tightBound : options.maxInFlight)) {
-        refusedThisTurn = true;
-        watchTurns();
-        return false;
-      }
+      if (options.maxInFlight > 0 && inFlight >= options.maxInFlight) return false;
       inFlight += 1;
       let released = false;
       const release = () => {
