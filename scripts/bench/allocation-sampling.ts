@@ -18,21 +18,21 @@ session.connect();
 let sampling = false;
 
 async function onMessage(message: unknown): Promise<void> {
-  const command = (message as Partial<AllocationProfileMessage> | null)?.allocationProfile;
-  if (command === 'start' && !sampling) {
+  // Sent by the bench only (processes.ts, allocationCommand): one type, narrowed by its tag.
+  const command = message as AllocationProfileMessage | null;
+  if (command?.allocationProfile === 'start' && !sampling) {
     sampling = true;
-    const { survivorsOnly } = message as { survivorsOnly?: boolean };
     await session.post('HeapProfiler.enable');
     await session.post('HeapProfiler.startSampling', {
       samplingInterval: 8192,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: survivorsOnly !== true,
+      includeObjectsCollectedByMinorGC: command.survivorsOnly !== true,
     });
     process.send?.({ allocationProfile: 'started' });
-  } else if (command === 'stop' && sampling) {
+  } else if (command?.allocationProfile === 'stop' && sampling) {
     sampling = false;
     const { profile } = await session.post('HeapProfiler.stopSampling');
-    const { file } = message as { file: string };
+    const { file } = command;
     await writeFile(file, JSON.stringify(profile));
     process.send?.({ allocationProfile: 'written', file });
   }
