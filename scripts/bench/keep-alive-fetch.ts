@@ -37,7 +37,7 @@ export function keepAliveFetch(
       headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
     }
   }
-  return send(target, init.method ?? 'GET', headers, payload, true);
+  return send(target, init.method ?? 'GET', headers, payload, agent);
 }
 
 function send(
@@ -45,11 +45,11 @@ function send(
   method: string,
   headers: Record<string, string>,
   payload: string | undefined,
-  mayRetry: boolean,
+  via: Agent | false,
 ): Promise<KeepAliveAnswer> {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const outgoing = request(target, { method, headers, agent }, (incoming) => {
+    const outgoing = request(target, { method, headers, agent: via }, (incoming) => {
       answered = true;
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -75,11 +75,13 @@ function send(
     });
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
       // An idle kept-alive socket the server closed (the identity provider's keep-alive is
-      // Node's 5 s) just as this request went out: like a browser, send it again once on a
-      // fresh connection (the server closed it idle, before reading this request).
-      // Once an answer has begun, the server did read the request: never again.
+      // Node's 5 s) just as this request went out: like a browser, send it again once, on a
+      // new connection of its own (`agent: false`). Not on the pool's next idle socket: the
+      // sockets a burst of sign-ins used went idle together and are closed together, so that
+      // one had most likely hung up too. Once an answer has begun, the server did read the
+      // request: never again.
       if (
-        mayRetry &&
+        via !== false &&
         !answered &&
         outgoing.reusedSocket &&
         (error.code === 'ECONNRESET' || error.code === 'EPIPE')
