@@ -165,4 +165,48 @@ describe('postForm (node:http with a keep-alive agent)', () => {
       await new Promise((resolve) => raw.close(resolve));
     }
   });
+
+  it('retries on a connection of its own, not on another kept-alive one, which the provider most likely closed too', async () => {
+    // Connections used together go idle together and are closed together: when the most
+    // recently used one turns out closed, so have the others. Here every connection is
+    // reset at its second request, and two sit idle in the pool when the third POST goes out.
+    let accepted = 0;
+    let reset = 0;
+    const open = new Set<Socket>();
+    const raw = createNetServer((socket) => {
+      accepted += 1;
+      open.add(socket);
+      let requests = 0;
+      socket.on('data', () => {
+        requests += 1;
+        if (requests > 1) {
+          reset += 1;
+          socket.resetAndDestroy();
+          return;
+        }
+        const body = '{"ok":true}';
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+        );
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/token`;
+    try {
+      const ok = { answered: true, status: 200, body: { ok: true } };
+      expect(
+        await Promise.all([postForm(url, form, {}, 2_000), postForm(url, form, {}, 2_000)]),
+      ).toEqual([ok, ok]);
+      expect(accepted).toBe(2);
+
+      expect(await postForm(url, form, {}, 2_000)).toEqual(ok);
+      // One kept-alive connection was tried and reset, then one new connection answered.
+      expect(reset).toBe(1);
+      expect(accepted).toBe(3);
+    } finally {
+      for (const socket of open) socket.destroy();
+      await new Promise((resolve) => raw.close(resolve));
+    }
+  });
 });

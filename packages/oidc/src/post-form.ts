@@ -7,7 +7,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
  * Connections to identity providers are kept open between requests (one pool per process).
  * An idle connection is closed a second before the provider's announced `Keep-Alive: timeout`
  * (Node's agent reads the hint); a reused connection the provider closed anyway is retried
- * once on a fresh one (below).
+ * once on a new connection of its own, outside the pool (below).
  */
 const agents = {
   'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }),
@@ -70,13 +70,13 @@ function send(
   body: string,
   headers: Record<string, string>,
   deadline: number,
-  mayRetry: boolean,
+  pooled: boolean,
 ): Promise<FormPostResult> {
   return new Promise((resolve) => {
     const protocol = target.protocol as 'http:' | 'https:';
     const request = (protocol === 'https:' ? httpsRequest : httpRequest)(target, {
       method: 'POST',
-      agent: agents[protocol],
+      agent: pooled ? agents[protocol] : false,
       headers: {
         ...headers,
         'content-type': 'application/x-www-form-urlencoded',
@@ -105,9 +105,15 @@ function send(
         settle({ answered: true, status: response.statusCode ?? 0, body: undefined });
         return;
       }
-      // A kept-alive connection the provider closed while it sat idle: nothing was processed.
+      // A kept-alive connection the provider closed while it sat idle: nothing was processed,
+      // so it is sent again, once, on a new connection (`agent: false`). Not on the pool's
+      // next idle connection: connections used together go idle together and a provider (or
+      // a proxy before it) closes them together, so when the most recently used one turned
+      // out closed, the others most likely are too. It happens with a provider or proxy that
+      // announces no keep-alive time-out, or when a loaded event loop runs the agent's own
+      // close (a second before the announced one) late.
       if (
-        mayRetry &&
+        pooled &&
         request.reusedSocket &&
         (cause.code === 'ECONNRESET' || cause.code === 'EPIPE') &&
         Date.now() < deadline
