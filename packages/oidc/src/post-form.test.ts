@@ -131,18 +131,21 @@ describe('postForm (node:http with a keep-alive agent)', () => {
     expect((await postForm('ftp://127.0.0.1/token', form, {}, 2_000)).answered).toBe(false);
   });
 
-  it('retries once on a fresh connection when a kept-alive one was closed by the provider', async () => {
-    // A provider that keeps connections open without a Keep-Alive hint and resets each one
-    // at its second request.
-    let accepted = 0;
+  /**
+   * A provider that keeps connections open without a Keep-Alive hint and resets each one at
+   * its second request, as one that closed it idle just as the request went out.
+   */
+  async function startResettingProvider() {
+    const counts = { accepted: 0, reset: 0 };
     const open = new Set<Socket>();
     const raw = createNetServer((socket) => {
-      accepted += 1;
+      counts.accepted += 1;
       open.add(socket);
       let requests = 0;
       socket.on('data', () => {
         requests += 1;
         if (requests > 1) {
+          counts.reset += 1;
           socket.resetAndDestroy();
           return;
         }
@@ -154,59 +157,43 @@ describe('postForm (node:http with a keep-alive agent)', () => {
       socket.on('error', () => undefined);
     });
     await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/token`;
+    return {
+      url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/token`,
+      counts,
+      close: async () => {
+        for (const socket of open) socket.destroy();
+        await new Promise((resolve) => raw.close(resolve));
+      },
+    };
+  }
+  const ok = { answered: true, status: 200, body: { ok: true } };
+
+  it('retries once on a fresh connection when a kept-alive one was closed by the provider', async () => {
+    const provider = await startResettingProvider();
     try {
-      const ok = { answered: true, status: 200, body: { ok: true } };
-      expect(await postForm(url, form, {}, 2_000)).toEqual(ok);
-      expect(await postForm(url, form, {}, 2_000)).toEqual(ok);
-      expect(accepted).toBe(2);
+      expect(await postForm(provider.url, form, {}, 2_000)).toEqual(ok);
+      expect(await postForm(provider.url, form, {}, 2_000)).toEqual(ok);
+      expect(provider.counts).toEqual({ accepted: 2, reset: 1 });
     } finally {
-      for (const socket of open) socket.destroy();
-      await new Promise((resolve) => raw.close(resolve));
+      await provider.close();
     }
   });
 
   it('retries on a connection of its own, not on another kept-alive one, which the provider most likely closed too', async () => {
     // Connections used together go idle together and are closed together: when the most
-    // recently used one turns out closed, so have the others. Here every connection is
-    // reset at its second request, and two sit idle in the pool when the third POST goes out.
-    let accepted = 0;
-    let reset = 0;
-    const open = new Set<Socket>();
-    const raw = createNetServer((socket) => {
-      accepted += 1;
-      open.add(socket);
-      let requests = 0;
-      socket.on('data', () => {
-        requests += 1;
-        if (requests > 1) {
-          reset += 1;
-          socket.resetAndDestroy();
-          return;
-        }
-        const body = '{"ok":true}';
-        socket.write(
-          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
-        );
-      });
-      socket.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/token`;
+    // recently used one turns out closed, so have the others. Here two sit idle in the pool
+    // when the third POST goes out.
+    const provider = await startResettingProvider();
     try {
-      const ok = { answered: true, status: 200, body: { ok: true } };
-      expect(
-        await Promise.all([postForm(url, form, {}, 2_000), postForm(url, form, {}, 2_000)]),
-      ).toEqual([ok, ok]);
-      expect(accepted).toBe(2);
+      const post = () => postForm(provider.url, form, {}, 2_000);
+      expect(await Promise.all([post(), post()])).toEqual([ok, ok]);
+      expect(provider.counts.accepted).toBe(2);
 
-      expect(await postForm(url, form, {}, 2_000)).toEqual(ok);
+      expect(await post()).toEqual(ok);
       // One kept-alive connection was tried and reset, then one new connection answered.
-      expect(reset).toBe(1);
-      expect(accepted).toBe(3);
+      expect(provider.counts).toEqual({ accepted: 3, reset: 1 });
     } finally {
-      for (const socket of open) socket.destroy();
-      await new Promise((resolve) => raw.close(resolve));
+      await provider.close();
     }
   });
 });
