@@ -114,6 +114,27 @@ describe('a sign-in across two edge instances in split mode', () => {
       body: JSON.stringify({ token: body.session.gatewayToken }),
     });
     expect(await introspected.json()).toMatchObject({ active: true, platformKey: 'SHOP' });
+    // Introspections arriving together reach auth-flow in batches (one HTTP/2 stream for a
+    // turn's calls, packages/rpc): each still gets its own answer.
+    const tokens = Array.from({ length: 24 }, (_, index) =>
+      index % 3 === 0 ? body.session.gatewayToken : `${body.session.gatewayToken.slice(0, -4)}zzzz`,
+    );
+    const answers = await Promise.all(
+      tokens.map(async (token) => {
+        const answer = await fetch(`${first}/v1/auth/introspect`, {
+          method: 'POST',
+          headers: { authorization: basic, 'content-type': 'application/json' },
+          body: JSON.stringify({ token }),
+        });
+        return {
+          status: answer.status,
+          active: ((await answer.json()) as { active: boolean }).active,
+        };
+      }),
+    );
+    expect(answers).toEqual(
+      tokens.map((token) => ({ status: 200, active: token === body.session.gatewayToken })),
+    );
     // The session lives in Redis, not in either edge: its key is there under the prefix.
     const redis = new Redis(testRedis.url);
     try {

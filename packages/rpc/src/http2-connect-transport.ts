@@ -6,7 +6,13 @@ import {
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
 } from 'node:http2';
-import { fromBinary, toBinary, type DescMethod, type DescMethodUnary } from '@bufbuild/protobuf';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  type DescMethod,
+  type DescMethodUnary,
+} from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
@@ -15,6 +21,12 @@ import {
   type UnaryResponse,
 } from '@connectrpc/connect';
 import { codeFromHttpStatus, errorFromJsonBytes } from '@connectrpc/connect/protocol-connect';
+import {
+  BatchService,
+  CallManyRequestSchema,
+  CallManyResponseSchema,
+  type BatchedAnswer,
+} from '@gateway/contracts';
 import {
   chainUnary,
   copyHttp2Headers,
@@ -37,7 +49,20 @@ export type Http2ConnectTransportOptions = {
    * share one request on the wire (`createHttp2ConnectTransport`); none unless listed.
    */
   coalesce?: readonly DescMethod[];
+  /**
+   * Methods whose calls of one turn of the event loop, when they carry no headers of their
+   * own, go together on one stream (`BatchService.CallMany`) instead of a stream each; none
+   * unless listed. A batch is answered when its slowest call is, so list methods of like
+   * cost only (`createHttp2ConnectTransport`).
+   */
+  batch?: readonly DescMethod[];
 };
+
+/** The most calls one batch carries; more of one turn go in several. */
+const MAX_BATCH = 128;
+
+/** Where a batch goes (proto/rpc/v1/batch.proto). */
+const BATCH_PATH = methodPath(BatchService.method.callMany);
 
 /** The one HTTP/2 session to the service, replaced once it closes, errs or is told to go away. */
 class SessionPool {
@@ -112,10 +137,65 @@ type Waiter = {
   timer: ReturnType<typeof setTimeout> | undefined;
 };
 
+/** How a request's stream ended: with an answer (status 0: none came), or with an error. */
+type StreamEnd =
+  { error: unknown } | { status: number; headers: IncomingHttpHeaders; body: Buffer };
+
+/** Sends one request on the session; `ended` is told once how its stream ended. */
+function sendRequest(
+  sessions: SessionPool,
+  headers: OutgoingHttpHeaders,
+  body: Uint8Array,
+  ended: (end: StreamEnd) => void,
+): ClientHttp2Stream | undefined {
+  let stream: ClientHttp2Stream;
+  try {
+    stream = sessions.get().request(headers);
+  } catch (error) {
+    ended({ error });
+    return undefined;
+  }
+  let status = 0;
+  let answerHeaders: IncomingHttpHeaders = {};
+  const chunks: Buffer[] = [];
+  let done = false;
+  stream.on('response', (incoming: IncomingHttpHeaders) => {
+    status = Number(incoming[constants.HTTP2_HEADER_STATUS] ?? 0);
+    answerHeaders = incoming;
+  });
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('error', (error: Error) => {
+    if (done) return;
+    done = true;
+    ended({ error });
+  });
+  stream.on('close', () => {
+    if (done) return;
+    done = true;
+    const answer = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    ended({ status, headers: answerHeaders, body: answer });
+  });
+  stream.end(body);
+  return stream;
+}
+
+/** The error of an answer other than 200: the Connect error body, else judged by the status. */
+function errorOfAnswer(status: number, header: Headers, body: Buffer): ConnectError {
+  if (status === 0)
+    return new ConnectError('the connection to the service ended', Code.Unavailable);
+  const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header);
+  try {
+    return errorFromJsonBytes(body, header, fallback);
+  } catch {
+    return fallback;
+  }
+}
+
 /**
- * One request on the wire and the callers waiting for its answer: one, or several identical
- * calls coalesced into it (see `coalesce`). Each caller keeps its own deadline; the stream is
- * cancelled once no caller waits any more.
+ * One call on the wire and the callers waiting for its answer: one, or several identical
+ * calls coalesced into it (see `coalesce`). It goes on a stream of its own (`start`) or in a
+ * batch with others (`BatchCall`). Each caller keeps its own deadline; the call is cancelled
+ * once no caller waits any more.
  */
 class WireCall {
   readonly #method: DescMethodUnary;
@@ -123,15 +203,24 @@ class WireCall {
   readonly #body: Uint8Array;
   readonly #waiters: Waiter[] = [];
   #stream: ClientHttp2Stream | undefined;
-  #status = 0;
-  #answerHeaders: IncomingHttpHeaders | undefined;
-  #chunks: Buffer[] = [];
   #settled = false;
+  /** For a call in a batch: told when its last caller gives up (it has no stream to cancel). */
+  onAbandoned: (() => void) | undefined;
 
   constructor(method: DescMethodUnary, headers: OutgoingHttpHeaders, body: Uint8Array) {
     this.#method = method;
     this.#headers = headers;
     this.#body = body;
+  }
+
+  /** The call as a batch carries it. */
+  get batched(): { path: string; message: Uint8Array } {
+    return { path: this.#headers[constants.HTTP2_HEADER_PATH] as string, message: this.#body };
+  }
+
+  /** Whether any caller still waits for the answer. */
+  get waiting(): boolean {
+    return this.#waiters.length > 0;
   }
 
   /** One more caller, who gives up after `timeoutMs`. */
@@ -143,36 +232,44 @@ class WireCall {
     });
   }
 
-  /** Sends the request (unless every caller has given up already). */
+  /** Sends the call on a stream of its own (unless every caller has given up already). */
   start(sessions: SessionPool): void {
     if (this.#waiters.length === 0) return;
-    let stream: ClientHttp2Stream;
-    try {
-      stream = sessions.get().request(this.#headers);
-    } catch (error) {
-      this.#fail(unreachable(error));
+    this.#stream = sendRequest(sessions, this.#headers, this.#body, (end) => {
+      if ('error' in end) {
+        this.fail(unreachable(end.error));
+        return;
+      }
+      const { header, trailer } = responseHeaders(end.headers);
+      if (end.status === 200) this.#answer(end.body, header, trailer);
+      else this.fail(errorOfAnswer(end.status, header, end.body));
+    });
+  }
+
+  /** The answer the call got in a batch: its message, or its error. */
+  settleBatched(answer: BatchedAnswer): void {
+    const header = new Headers(Object.entries(answer.header));
+    const { result } = answer;
+    if (result.case === 'message') {
+      this.#answer(result.value, header, new Headers(Object.entries(answer.trailer)));
       return;
     }
-    this.#stream = stream;
-    stream.on('response', (incoming: IncomingHttpHeaders) => {
-      this.#status = Number(incoming[constants.HTTP2_HEADER_STATUS] ?? 0);
-      this.#answerHeaders = incoming;
-    });
-    stream.on('data', (chunk: Buffer) => this.#chunks.push(chunk));
-    stream.on('error', (error: Error) => this.#fail(unreachable(error)));
-    stream.on('close', () => this.#closed());
-    stream.end(this.#body);
+    if (result.case === 'error') {
+      const fallback = new ConnectError('the service failed the call', Code.Unknown, header);
+      let error: ConnectError;
+      try {
+        error = errorFromJsonBytes(result.value, header, fallback);
+      } catch {
+        error = fallback;
+      }
+      this.fail(error);
+      return;
+    }
+    this.fail(new ConnectError('the service answered an empty result', Code.Internal));
   }
 
-  #deadlinePassed(waiter: Waiter): void {
-    const index = this.#waiters.indexOf(waiter);
-    if (index < 0) return;
-    this.#waiters.splice(index, 1);
-    if (this.#waiters.length === 0) this.#stream?.close(constants.NGHTTP2_CANCEL);
-    waiter.reject(new ConnectError('the service did not answer in time', Code.DeadlineExceeded));
-  }
-
-  #fail(error: ConnectError): void {
+  /** Every caller still waiting gets `error`. */
+  fail(error: ConnectError): void {
     if (this.#settled) return;
     this.#settled = true;
     for (const waiter of this.#waiters.splice(0)) {
@@ -181,56 +278,122 @@ class WireCall {
     }
   }
 
-  #closed(): void {
+  #deadlinePassed(waiter: Waiter): void {
+    const index = this.#waiters.indexOf(waiter);
+    if (index < 0) return;
+    this.#waiters.splice(index, 1);
+    if (this.#waiters.length === 0) {
+      this.#stream?.close(constants.NGHTTP2_CANCEL);
+      this.onAbandoned?.();
+    }
+    waiter.reject(new ConnectError('the service did not answer in time', Code.DeadlineExceeded));
+  }
+
+  /** The response message decoded and handed to every caller. */
+  #answer(body: Uint8Array, header: Headers, trailer: Headers): void {
     if (this.#settled) return;
-    const status = this.#status;
-    const chunks = this.#chunks;
-    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-    const { header, trailer } = responseHeaders(this.#answerHeaders ?? {});
-    if (status === 200) {
-      const method = this.#method;
-      let message;
-      try {
-        message = fromBinary(method.output, body);
-      } catch (error) {
-        this.#fail(
-          new ConnectError(
-            'the service answered an unreadable message',
-            Code.Internal,
-            undefined,
-            undefined,
-            error,
-          ),
-        );
-        return;
-      }
-      this.#settled = true;
-      for (const waiter of this.#waiters.splice(0)) {
-        clearTimeout(waiter.timer);
-        waiter.resolve({
-          stream: false,
-          service: method.parent,
-          method,
-          header,
-          trailer,
-          message,
-        } as UnaryResponse);
-      }
-      return;
-    }
-    if (status === 0) {
-      this.#fail(new ConnectError('the connection to the service ended', Code.Unavailable));
-      return;
-    }
-    // The error body of the Connect protocol; anything else is judged by its status.
-    const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header);
-    let error: ConnectError;
+    const method = this.#method;
+    let message;
     try {
-      error = errorFromJsonBytes(body, header, fallback);
-    } catch {
-      error = fallback;
+      message = fromBinary(method.output, body);
+    } catch (error) {
+      this.fail(
+        new ConnectError(
+          'the service answered an unreadable message',
+          Code.Internal,
+          undefined,
+          undefined,
+          error,
+        ),
+      );
+      return;
     }
-    this.#fail(error);
+    this.#settled = true;
+    for (const waiter of this.#waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.resolve({
+        stream: false,
+        service: method.parent,
+        method,
+        header,
+        trailer,
+        message,
+      } as UnaryResponse);
+    }
+  }
+}
+
+/**
+ * Calls of one turn sent together on one stream (`BatchService.CallMany`, served by every
+ * service's RPC server, rpc-server.ts), each answered with its own message or error. The
+ * stream is cancelled once no caller of any of its calls waits any more.
+ */
+class BatchCall {
+  readonly #calls: WireCall[];
+  #stream: ClientHttp2Stream | undefined;
+
+  constructor(calls: WireCall[]) {
+    this.#calls = calls;
+    for (const call of calls) call.onAbandoned = () => this.#abandoned();
+  }
+
+  /**
+   * Sends the batch. A peer that does not serve batches (an older version, during a rolling
+   * upgrade) answers UNIMPLEMENTED without serving any call: `unsupported` gets the calls.
+   */
+  start(
+    sessions: SessionPool,
+    headers: OutgoingHttpHeaders,
+    unsupported: (calls: WireCall[]) => void,
+  ): void {
+    const calls = this.#calls;
+    const request = create(CallManyRequestSchema, { calls: calls.map((call) => call.batched) });
+    const failAll = (error: ConnectError) => {
+      for (const call of calls) call.fail(error);
+    };
+    this.#stream = sendRequest(
+      sessions,
+      headers,
+      toBinary(CallManyRequestSchema, request),
+      (end) => {
+        if ('error' in end) {
+          failAll(unreachable(end.error));
+          return;
+        }
+        if (end.status !== 200) {
+          const error = errorOfAnswer(end.status, responseHeaders(end.headers).header, end.body);
+          if (error.code === Code.Unimplemented) unsupported(calls);
+          else failAll(error);
+          return;
+        }
+        let answers: BatchedAnswer[];
+        try {
+          answers = fromBinary(CallManyResponseSchema, end.body).answers;
+        } catch (error) {
+          failAll(
+            new ConnectError(
+              'the service answered an unreadable batch',
+              Code.Internal,
+              undefined,
+              undefined,
+              error,
+            ),
+          );
+          return;
+        }
+        if (answers.length !== calls.length) {
+          failAll(new ConnectError('the service answered a batch of another size', Code.Internal));
+          return;
+        }
+        calls.forEach((call, index) => call.settleBatched(answers[index] as BatchedAnswer));
+      },
+    );
+  }
+
+  #abandoned(): void {
+    if (this.#calls.every((call) => !call.waiting)) {
+      this.#stream?.close(constants.NGHTTP2_CANCEL);
+    }
   }
 }
 
@@ -261,6 +424,22 @@ function isEmpty(headers: Headers): boolean {
  * a call started (a revocation) is seen by it, as without coalescing. Each caller keeps its
  * own deadline; the request is cancelled once no caller waits for it. Callers share the
  * answer's message and headers and must treat them as read-only.
+ *
+ * Batching (`batch`): opening a stream costs more than anything else of a call in node's
+ * HTTP/2 client (its `request()` alone was about 16% of the edge's CPU per introspection in
+ * split mode, about 40% of that in `AsyncResource.bind`). So a call of a listed method that
+ * carries no headers of its own (no trace context) waits for the end of the current turn of
+ * the event loop (`setImmediate`), and the turn's calls go together on one stream to
+ * `BatchService.CallMany` (proto/rpc/v1/batch.proto), which every service's RPC server serves:
+ * each call as if it had come on a stream of its own, through the same interceptors, with its
+ * own answer or error (details included). Unlike coalescing, every call is served, so methods
+ * with side effects may be listed too. But the batch is answered when its slowest call is:
+ * only methods of like cost belong in the list (a call that waits on an identity provider
+ * would hold up every introspection of its turn). A turn with one call sends it on its own
+ * stream. Each caller keeps its own deadline, and
+ * the batch's stream is cancelled once no caller of any of its calls waits. A peer that
+ * answers a batch UNIMPLEMENTED (a version without batches, during a rolling upgrade) served
+ * none of it: its calls are sent one by one, and so is every later call to that peer.
  */
 export function createHttp2ConnectTransport(options: Http2ConnectTransportOptions): Transport {
   const sessions = new SessionPool(options);
@@ -281,6 +460,47 @@ export function createHttp2ConnectTransport(options: Http2ConnectTransportOption
     const calls = unsent;
     unsent = undefined;
     calls?.forEach((call) => call.start(sessions));
+  };
+
+  /** Whether the peer serves batches; false once it answered one UNIMPLEMENTED. */
+  const batched = new Set<DescMethod>(options.batch ?? []);
+  let peerBatches = batched.size > 0;
+  /** Calls of this turn of the event loop to send together, by their deadline header. */
+  let unbatched: Map<string, WireCall[]> | undefined;
+  const sendSeparately = (calls: WireCall[]) => {
+    for (const call of calls) {
+      call.onAbandoned = undefined;
+      call.start(sessions);
+    }
+  };
+  const unsupported = (calls: WireCall[]) => {
+    peerBatches = false;
+    sendSeparately(calls);
+  };
+  const sendBatches = () => {
+    const groups = unbatched;
+    unbatched = undefined;
+    groups?.forEach((calls, timeoutHeader) => {
+      const waiting = calls.filter((call) => call.waiting);
+      for (let first = 0; first < waiting.length; first += MAX_BATCH) {
+        const some = waiting.slice(first, first + MAX_BATCH);
+        if (some.length === 1 || !peerBatches) {
+          sendSeparately(some);
+          continue;
+        }
+        new BatchCall(some).start(
+          sessions,
+          {
+            [constants.HTTP2_HEADER_METHOD]: 'POST',
+            [constants.HTTP2_HEADER_PATH]: BATCH_PATH,
+            'content-type': 'application/proto',
+            'connect-protocol-version': '1',
+            'connect-timeout-ms': timeoutHeader,
+          },
+          unsupported,
+        );
+      }
+    });
   };
 
   const send = (timeoutMs: number): UnaryCall => {
@@ -313,7 +533,20 @@ export function createHttp2ConnectTransport(options: Http2ConnectTransportOption
       }
       const call = new WireCall(request.method, headers, body);
       const answer = call.join(timeoutMs);
-      call.start(sessions);
+      if (peerBatches && batched.has(request.method) && isEmpty(request.header)) {
+        let calls = unbatched?.get(timeoutHeader);
+        if (calls === undefined) {
+          if (unbatched === undefined) {
+            unbatched = new Map();
+            setImmediate(sendBatches);
+          }
+          calls = [];
+          unbatched.set(timeoutHeader, calls);
+        }
+        calls.push(call);
+      } else {
+        call.start(sessions);
+      }
       return answer;
     };
   };

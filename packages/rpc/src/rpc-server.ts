@@ -10,19 +10,36 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { fromBinary, toBinary, type DescMethod } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary, type DescMethod } from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
   createContextValues,
   type Interceptor,
   type UnaryRequest,
+  type UnaryResponse,
 } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { codeToHttpStatus, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
+import {
+  BatchedAnswerSchema,
+  BatchService,
+  CallManyResponseSchema,
+  type BatchedAnswer,
+  type CallManyRequest,
+} from '@gateway/contracts';
 import type { ServiceRoutes } from './service-routes.js';
-import { chainUnary, copyHttp2Headers, NEVER_ABORTED, type UnaryCall } from './unary-chain.js';
-import { createUnaryDispatcher } from './unary-dispatcher.js';
+import {
+  chainUnary,
+  copyHttp2Headers,
+  methodPath,
+  NEVER_ABORTED,
+  type UnaryCall,
+} from './unary-chain.js';
+import { createUnaryDispatcher, type UnaryDispatcher } from './unary-dispatcher.js';
+
+/** Where the HTTP/2 transport sends a turn's calls together (proto/rpc/v1/batch.proto). */
+const BATCH_PATH = methodPath(BatchService.method.callMany);
 
 export type RpcServer = { url: string; port: number; close(): Promise<void> };
 
@@ -79,20 +96,26 @@ function serveUnary(
   });
 }
 
-async function answerUnary(
+/** One unary call served: the response message's bytes, or the error. */
+type Served =
+  | { ok: true; body: Uint8Array; header: Headers; trailer: Headers }
+  | { ok: false; error: ConnectError };
+
+/**
+ * Serves one call from its request bytes: decoded, passed through the service interceptors to
+ * the implementation, the answer encoded. Never throws: a failure is the call's error.
+ */
+async function serveOne(
   call: UnaryCall,
   method: DescMethod,
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  chunks: Buffer[],
-): Promise<void> {
+  path: string,
+  header: Headers,
+  request: Uint8Array,
+): Promise<Served> {
   try {
     let message;
     try {
-      message = fromBinary(
-        method.input,
-        chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
-      );
+      message = fromBinary(method.input, request);
     } catch (error) {
       throw new ConnectError(
         'the request message cannot be read',
@@ -102,45 +125,137 @@ async function answerUnary(
         error,
       );
     }
-    const header = new Headers();
-    copyHttp2Headers(headers, header);
     const answer = await call({
       stream: false,
       service: method.parent,
       method,
       requestMethod: 'POST',
-      url: headers[constants.HTTP2_HEADER_PATH] as string,
+      url: path,
       signal: NEVER_ABORTED,
       header,
       contextValues: createContextValues(),
       message,
     } as UnaryRequest);
-    const body = toBinary(method.output, answer.message);
-    const answerHeaders: OutgoingHttpHeaders = {
-      [constants.HTTP2_HEADER_STATUS]: 200,
-      'content-type': 'application/proto',
-      'content-length': body.byteLength,
+    return {
+      ok: true,
+      body: toBinary(method.output, answer.message),
+      header: answer.header,
+      trailer: answer.trailer,
     };
-    answer.header.forEach((value, name) => (answerHeaders[name] = value));
-    answer.trailer.forEach((value, name) => (answerHeaders[`trailer-${name}`] = value));
-    if (stream.destroyed || stream.closed) return;
-    respond(stream, answerHeaders, body);
   } catch (thrown) {
+    return { ok: false, error: ConnectError.from(thrown) };
+  }
+}
+
+async function answerUnary(
+  call: UnaryCall,
+  method: DescMethod,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  chunks: Buffer[],
+): Promise<void> {
+  const header = new Headers();
+  copyHttp2Headers(headers, header);
+  const served = await serveOne(
+    call,
+    method,
+    headers[constants.HTTP2_HEADER_PATH] as string,
+    header,
+    chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+  );
+  if (stream.destroyed || stream.closed) return;
+  try {
+    writeServed(stream, served);
+  } catch (thrown) {
+    // The answer could not be written (a header value an implementation or interceptor set
+    // that HTTP/2 refuses): its error instead, unless part of the answer went out already.
     if (stream.destroyed || stream.closed) return;
     if (stream.headersSent) {
       stream.close();
       return;
     }
-    const error = ConnectError.from(thrown);
-    const body = errorToJsonBytes(error, {});
-    const answerHeaders: OutgoingHttpHeaders = {
-      [constants.HTTP2_HEADER_STATUS]: codeToHttpStatus(error.code),
-      'content-type': 'application/json',
-      'content-length': body.byteLength,
-    };
-    error.metadata.forEach((value, name) => (answerHeaders[name] = value));
-    respond(stream, answerHeaders, body);
+    writeServed(stream, { ok: false, error: ConnectError.from(thrown) });
   }
+}
+
+/**
+ * A served call as the Connect protocol answers it: 200 with the message, or the error's HTTP
+ * status with its JSON body (details included) and its metadata as headers.
+ */
+function writeServed(stream: ServerHttp2Stream, served: Served): void {
+  if (served.ok) {
+    const answerHeaders: OutgoingHttpHeaders = {
+      [constants.HTTP2_HEADER_STATUS]: 200,
+      'content-type': 'application/proto',
+      'content-length': served.body.byteLength,
+    };
+    served.header.forEach((value, name) => (answerHeaders[name] = value));
+    served.trailer.forEach((value, name) => (answerHeaders[`trailer-${name}`] = value));
+    respond(stream, answerHeaders, served.body);
+    return;
+  }
+  const { error } = served;
+  const body = errorToJsonBytes(error, {});
+  const answerHeaders: OutgoingHttpHeaders = {
+    [constants.HTTP2_HEADER_STATUS]: codeToHttpStatus(error.code),
+    'content-type': 'application/json',
+    'content-length': body.byteLength,
+  };
+  error.metadata.forEach((value, name) => (answerHeaders[name] = value));
+  respond(stream, answerHeaders, body);
+}
+
+/** The headers of a Connect unary answer as a protobuf map (repeated fields joined). */
+function headerMap(headers: Headers): Record<string, string> {
+  const map: Record<string, string> = {};
+  headers.forEach((value, name) => (map[name] = value));
+  return map;
+}
+
+/**
+ * Serves `BatchService.CallMany`: the HTTP/2 transport sends the calls of one turn of its
+ * event loop together (http2-connect-transport.ts), and each is served as `serveUnary` serves
+ * a call on a stream of its own: with the stream's headers, through the service interceptors,
+ * with its own answer or error. They run concurrently; the batch is answered once every call
+ * is. A call of a method this server does not serve fails alone.
+ */
+function batchCallOf(call: UnaryCall, dispatcher: UnaryDispatcher): UnaryCall {
+  return async (request) => {
+    const batch = request.message as CallManyRequest;
+    const answers = await Promise.all(
+      batch.calls.map(async ({ path, message }): Promise<BatchedAnswer> => {
+        const method = dispatcher.methodAt(path);
+        const served: Served =
+          method === undefined
+            ? {
+                ok: false,
+                error: new ConnectError(`${path} is not served here`, Code.Unimplemented),
+              }
+            : await serveOne(call, method, path, new Headers(request.header), message);
+        return create(
+          BatchedAnswerSchema,
+          served.ok
+            ? {
+                result: { case: 'message', value: served.body },
+                header: headerMap(served.header),
+                trailer: headerMap(served.trailer),
+              }
+            : {
+                result: { case: 'error', value: errorToJsonBytes(served.error, {}) },
+                header: headerMap(served.error.metadata),
+              },
+        );
+      }),
+    );
+    return {
+      stream: false,
+      service: BatchService,
+      method: BatchService.method.callMany,
+      header: new Headers(),
+      trailer: new Headers(),
+      message: create(CallManyResponseSchema, { answers }),
+    } as UnaryResponse;
+  };
 }
 
 /**
@@ -188,15 +303,18 @@ export async function startRpcServer(options: {
   });
   const dispatcher = createUnaryDispatcher(options.routes);
   const call = chainUnary(dispatcher.call, options.interceptors);
+  const batchCall = batchCallOf(call, dispatcher);
   // No `request` listener: node would build its compatibility objects for every stream.
   const server: Http2Server = createServer();
   // (node passes the raw headers too, which its types leave out)
   server.on('stream', (stream, headers, _flags, rawHeaders?: string[]) => {
     const path = headers[constants.HTTP2_HEADER_PATH];
-    const method =
-      typeof path === 'string' && isConnectUnaryProto(headers)
-        ? dispatcher.methodAt(path)
-        : undefined;
+    const unary = typeof path === 'string' && isConnectUnaryProto(headers);
+    if (unary && path === BATCH_PATH) {
+      serveUnary(batchCall, BatchService.method.callMany, stream, headers);
+      return;
+    }
+    const method = unary ? dispatcher.methodAt(path) : undefined;
     if (method === undefined) serveCompatible(adapter, stream, headers, rawHeaders ?? []);
     else serveUnary(call, method, stream, headers);
   });

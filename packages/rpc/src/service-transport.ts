@@ -25,6 +25,11 @@ export function createServiceTransport(
      * less than coalescing it would.
      */
     coalesce?: readonly DescMethod[];
+    /**
+     * Over the wire only: methods of like cost whose calls of one turn of the event loop go
+     * together on one stream (http2-connect-transport.ts).
+     */
+    batch?: readonly DescMethod[];
   },
 ): Transport {
   const interceptors = [createClientTracingInterceptor()];
@@ -37,6 +42,7 @@ export function createServiceTransport(
       pingIntervalMs: 30_000,
       pingTimeoutMs: 5_000,
       ...(options.coalesce === undefined ? {} : { coalesce: options.coalesce }),
+      ...(options.batch === undefined ? {} : { batch: options.batch }),
     });
   }
   return createInProcessTransport(target.routes, {

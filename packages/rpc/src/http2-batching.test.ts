@@ -1,0 +1,274 @@
+// Batching in the HTTP/2 transport (issue 8): the calls of one turn of the event loop that
+// carry no headers go to the service on one stream (`BatchService.CallMany`), and each is
+// served and answered as if it had a stream of its own. Real HTTP/2 on 127.0.0.1, through a
+// relay that counts the streams the client opens.
+import { createServer as createHttp2Server, type Http2Server } from 'node:http2';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { create, fromBinary, toBinary, type DescMethod } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient, type ConnectRouter } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import {
+  BatchService,
+  GatewayErrorDetailSchema,
+  GetPlatformRequestSchema,
+  GetPlatformResponseSchema,
+  RegistryService,
+} from '@gateway/contracts';
+import { GatewayError } from '@gateway/errors';
+import { createHttp2ConnectTransport } from './http2-connect-transport.js';
+import { startLocalRpcServer } from './testing/local-rpc-server.js';
+import type { RpcServer } from './rpc-server.js';
+
+/** What the implementation received, in order. */
+const received: string[] = [];
+let release: () => void = () => undefined;
+let held: Promise<void> = Promise.resolve();
+
+const routes = (router: ConnectRouter) => {
+  router.service(RegistryService, {
+    async getIdentityEnvironment(request) {
+      received.push(request.environmentKey);
+      if (request.environmentKey === 'MISSING') {
+        throw new GatewayError('NOT_FOUND', 'No such environment.', { details: { key: 'M' } });
+      }
+      if (request.environmentKey === 'SLOW') await held;
+      return { environment: { environmentKey: request.environmentKey, displayName: 'd' } };
+    },
+    getPlatform(request) {
+      received.push(`platform:${request.platformKey}`);
+      return { platform: { platformKey: request.platformKey } };
+    },
+  });
+};
+
+/**
+ * A TCP relay to `port` that counts the HTTP/2 streams clients open: HEADERS frames (type 1)
+ * they send, after the connection preface.
+ */
+async function startStreamCounter(port: number) {
+  const counter = { streams: 0 };
+  const sockets = new Set<Socket>();
+  const relay: Server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    let pending = Buffer.alloc(0);
+    let prefaceLeft = 24;
+    client.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      if (prefaceLeft > 0) {
+        const skipped = Math.min(prefaceLeft, pending.length);
+        pending = pending.subarray(skipped);
+        prefaceLeft -= skipped;
+      }
+      while (pending.length >= 9) {
+        const length = pending.readUIntBE(0, 3);
+        if (pending.length < 9 + length) break;
+        if (pending[3] === 1) counter.streams += 1;
+        pending = pending.subarray(9 + length);
+      }
+    });
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+    counter,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+    },
+  };
+}
+
+function batchingClient(
+  baseUrl: string,
+  timeoutMs = 5_000,
+  batch: DescMethod[] = [
+    RegistryService.method.getIdentityEnvironment,
+    RegistryService.method.getPlatform,
+  ],
+) {
+  const transport = createHttp2ConnectTransport({
+    baseUrl,
+    interceptors: [],
+    defaultTimeoutMs: timeoutMs,
+    pingIntervalMs: 60_000,
+    pingTimeoutMs: 5_000,
+    batch,
+  });
+  return createClient(RegistryService, transport);
+}
+
+const failureOf = (call: Promise<unknown>) =>
+  call.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (error: unknown) => ConnectError.from(error),
+  );
+
+let server: RpcServer;
+let relay: Awaited<ReturnType<typeof startStreamCounter>>;
+
+beforeAll(async () => {
+  server = await startLocalRpcServer(routes, { service: 'batching-test' });
+  relay = await startStreamCounter(server.port);
+});
+afterAll(async () => {
+  release();
+  await relay?.close();
+  await server?.close();
+});
+beforeEach(() => {
+  received.length = 0;
+  relay.counter.streams = 0;
+});
+
+describe('batching the calls of one turn', () => {
+  it('sends them on one stream and answers each call with its own message', async () => {
+    const client = batchingClient(relay.url);
+    const [a, b, platform, c] = await Promise.all([
+      client.getIdentityEnvironment({ environmentKey: 'A' }),
+      client.getIdentityEnvironment({ environmentKey: 'B' }),
+      client.getPlatform({ platformKey: 'P' }),
+      client.getIdentityEnvironment({ environmentKey: 'A' }),
+    ]);
+    expect([a, b, c].map((answer) => answer.environment?.environmentKey)).toEqual(['A', 'B', 'A']);
+    expect(platform.platform?.platformKey).toBe('P');
+    // Every call was served, identical ones too (batching is not coalescing).
+    expect([...received].sort()).toEqual(['A', 'A', 'B', 'platform:P']);
+    expect(relay.counter.streams).toBe(1);
+  });
+
+  it('gives a failing call its own error, details included, and the others their answers', async () => {
+    const client = batchingClient(relay.url);
+    const [missing, found] = await Promise.all([
+      failureOf(client.getIdentityEnvironment({ environmentKey: 'MISSING' })),
+      client.getIdentityEnvironment({ environmentKey: 'A' }),
+    ]);
+    expect(missing.code).toBe(Code.NotFound);
+    expect(missing.rawMessage).toBe('No such environment.');
+    const [detail] = missing.findDetails(GatewayErrorDetailSchema);
+    expect(detail?.code).toBe('NOT_FOUND');
+    expect(detail?.details).toEqual({ key: 'M' });
+    expect(found.environment?.environmentKey).toBe('A');
+    expect(relay.counter.streams).toBe(1);
+  });
+
+  it('fails each caller at its deadline while the batch is held', async () => {
+    const client = batchingClient(relay.url, 150);
+    held = new Promise((resolve) => (release = resolve));
+    const started = Date.now();
+    const failures = await Promise.all([
+      failureOf(client.getIdentityEnvironment({ environmentKey: 'SLOW' })),
+      failureOf(client.getIdentityEnvironment({ environmentKey: 'A' })),
+    ]);
+    release();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    // The batch is answered when its slowest call is: the quick call waited for it too.
+    expect(failures.map((failure) => failure.code)).toEqual([
+      Code.DeadlineExceeded,
+      Code.DeadlineExceeded,
+    ]);
+    expect(received).toEqual(['SLOW', 'A']);
+    expect(relay.counter.streams).toBe(1);
+  });
+
+  it('sends a lone call, calls with headers, of another deadline or of a method not listed on streams of their own', async () => {
+    const client = batchingClient(relay.url);
+    await client.getIdentityEnvironment({ environmentKey: 'A' });
+    expect(relay.counter.streams).toBe(1);
+    await Promise.all([
+      client.getIdentityEnvironment({ environmentKey: 'A' }, { headers: { traceparent: 'x' } }),
+      client.getIdentityEnvironment({ environmentKey: 'B' }, { headers: { traceparent: 'y' } }),
+      client.getIdentityEnvironment({ environmentKey: 'C' }, { timeoutMs: 1_000 }),
+      client.getIdentityEnvironment({ environmentKey: 'D' }),
+    ]);
+    expect(relay.counter.streams).toBe(5);
+    expect([...received].sort()).toEqual(['A', 'A', 'B', 'C', 'D']);
+    // Methods not listed go on streams of their own.
+    const listingOne = batchingClient(relay.url, 5_000, [
+      RegistryService.method.getIdentityEnvironment,
+    ]);
+    await Promise.all([
+      listingOne.getPlatform({ platformKey: 'P' }),
+      listingOne.getPlatform({ platformKey: 'Q' }),
+    ]);
+    expect(relay.counter.streams).toBe(7);
+  });
+});
+
+describe('a peer without batches', () => {
+  let plain: Http2Server;
+  let plainRelay: Awaited<ReturnType<typeof startStreamCounter>>;
+  beforeAll(async () => {
+    // connect-node's own server, which knows no BatchService.
+    plain = createHttp2Server(connectNodeAdapter({ routes }));
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    plainRelay = await startStreamCounter((plain.address() as AddressInfo).port);
+  });
+  afterAll(async () => {
+    await plainRelay?.close();
+    await new Promise((resolve) => plain.close(resolve));
+  });
+
+  it('gets each call again on a stream of its own, and every later call too', async () => {
+    const client = batchingClient(plainRelay.url);
+    const first = await Promise.all([
+      client.getIdentityEnvironment({ environmentKey: 'A' }),
+      client.getIdentityEnvironment({ environmentKey: 'B' }),
+    ]);
+    expect(first.map((answer) => answer.environment?.environmentKey)).toEqual(['A', 'B']);
+    // The batch (refused UNIMPLEMENTED, nothing served), then one stream per call.
+    expect(plainRelay.counter.streams).toBe(3);
+    expect(received).toEqual(['A', 'B']);
+    await Promise.all([
+      client.getIdentityEnvironment({ environmentKey: 'C' }),
+      client.getIdentityEnvironment({ environmentKey: 'D' }),
+    ]);
+    expect(plainRelay.counter.streams).toBe(5);
+  });
+});
+
+describe('the RPC server serving a batch', () => {
+  it('fails a call of a method it does not serve alone', async () => {
+    const transport = createHttp2ConnectTransport({
+      baseUrl: server.url,
+      interceptors: [],
+      defaultTimeoutMs: 5_000,
+      pingIntervalMs: 60_000,
+      pingTimeoutMs: 5_000,
+    });
+    const platformPath = `/${RegistryService.typeName}/${RegistryService.method.getPlatform.name}`;
+    const answer = await createClient(BatchService, transport).callMany({
+      calls: [
+        { path: '/nowhere.v1.Service/Method', message: new Uint8Array() },
+        {
+          path: platformPath,
+          message: toBinary(
+            GetPlatformRequestSchema,
+            create(GetPlatformRequestSchema, { platformKey: 'P' }),
+          ),
+        },
+      ],
+    });
+    const [unknown, platform] = answer.answers;
+    expect(unknown?.result.case).toBe('error');
+    expect(JSON.parse(Buffer.from(unknown?.result.value as Uint8Array).toString())).toMatchObject({
+      code: 'unimplemented',
+    });
+    expect(platform?.result.case).toBe('message');
+    expect(
+      fromBinary(GetPlatformResponseSchema, platform?.result.value as Uint8Array).platform
+        ?.platformKey,
+    ).toBe('P');
+    expect(received).toEqual(['platform:P']);
+  });
+});
