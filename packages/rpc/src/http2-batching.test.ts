@@ -80,6 +80,10 @@ async function startStreamCounter(port: number) {
   return {
     url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
     counter,
+    dropConnections: () => {
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => relay.close(resolve));
@@ -179,6 +183,35 @@ describe('batching the calls of one turn', () => {
     ]);
     expect(received).toEqual(['SLOW', 'A']);
     expect(relay.counter.streams).toBe(1);
+  });
+
+  it('sends more calls of one turn than a batch carries in several batches', async () => {
+    const client = batchingClient(relay.url);
+    const keys = Array.from({ length: 130 }, (_, index) => `K${index}`);
+    const answers = await Promise.all(
+      keys.map((environmentKey) => client.getIdentityEnvironment({ environmentKey })),
+    );
+    expect(answers.map((answer) => answer.environment?.environmentKey)).toEqual(keys);
+    expect(relay.counter.streams).toBe(2);
+  });
+
+  it('fails every call of a batch UNAVAILABLE when the connection drops', async () => {
+    const client = batchingClient(relay.url);
+    held = new Promise((resolve) => (release = resolve));
+    const failures = Promise.all([
+      failureOf(client.getIdentityEnvironment({ environmentKey: 'SLOW' })),
+      failureOf(client.getIdentityEnvironment({ environmentKey: 'A' })),
+    ]);
+    while (received.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    relay.dropConnections();
+    expect((await failures).map((failure) => failure.code)).toEqual([
+      Code.Unavailable,
+      Code.Unavailable,
+    ]);
+    release();
+    // The next calls open a new connection.
+    const again = await client.getIdentityEnvironment({ environmentKey: 'B' });
+    expect(again.environment?.environmentKey).toBe('B');
   });
 
   it('sends a lone call, calls with headers, of another deadline or of a method not listed on streams of their own', async () => {
