@@ -185,6 +185,25 @@ describe('batching the calls of one turn', () => {
     expect(relay.counter.streams).toBe(1);
   });
 
+  it('puts a coalesced call of a listed method in the batch, once for identical calls', async () => {
+    const transport = createHttp2ConnectTransport({
+      baseUrl: relay.url,
+      interceptors: [],
+      defaultTimeoutMs: 5_000,
+      pingIntervalMs: 60_000,
+      pingTimeoutMs: 5_000,
+      coalesce: [RegistryService.method.getIdentityEnvironment],
+      batch: [RegistryService.method.getIdentityEnvironment],
+    });
+    const client = createClient(RegistryService, transport);
+    const answers = await Promise.all(
+      ['A', 'A', 'B'].map((environmentKey) => client.getIdentityEnvironment({ environmentKey })),
+    );
+    expect(answers.map((answer) => answer.environment?.environmentKey)).toEqual(['A', 'A', 'B']);
+    expect(received).toEqual(['A', 'B']);
+    expect(relay.counter.streams).toBe(1);
+  });
+
   it('sends more calls of one turn than a batch carries in several batches', async () => {
     const client = batchingClient(relay.url);
     const keys = Array.from({ length: 130 }, (_, index) => `K${index}`);

@@ -111,6 +111,21 @@ const RESERVED_HEADERS = new Set([
   'connect-timeout-ms',
 ]);
 
+/** The HTTP/2 headers of a Connect unary request in the binary format, with `extra` ones. */
+function connectHeaders(path: string, timeoutHeader: string, extra?: Headers): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {
+    [constants.HTTP2_HEADER_METHOD]: 'POST',
+    [constants.HTTP2_HEADER_PATH]: path,
+    'content-type': 'application/proto',
+    'connect-protocol-version': '1',
+    'connect-timeout-ms': timeoutHeader,
+  };
+  extra?.forEach((value, name) => {
+    if (!RESERVED_HEADERS.has(name)) headers[name] = value;
+  });
+  return headers;
+}
+
 function responseHeaders(headers: IncomingHttpHeaders): { header: Headers; trailer: Headers } {
   const header = new Headers();
   const trailer = new Headers();
@@ -199,7 +214,9 @@ function errorOfAnswer(status: number, header: Headers, body: Buffer): ConnectEr
  */
 class WireCall {
   readonly #method: DescMethodUnary;
-  readonly #headers: OutgoingHttpHeaders;
+  readonly #path: string;
+  readonly #timeoutHeader: string;
+  readonly #header: Headers;
   readonly #body: Uint8Array;
   readonly #waiters: Waiter[] = [];
   #stream: ClientHttp2Stream | undefined;
@@ -207,15 +224,24 @@ class WireCall {
   /** For a call in a batch: told when its last caller gives up (it has no stream to cancel). */
   onAbandoned: (() => void) | undefined;
 
-  constructor(method: DescMethodUnary, headers: OutgoingHttpHeaders, body: Uint8Array) {
+  /** Its HTTP/2 headers are built only if it goes on a stream of its own. */
+  constructor(
+    method: DescMethodUnary,
+    path: string,
+    timeoutHeader: string,
+    header: Headers,
+    body: Uint8Array,
+  ) {
     this.#method = method;
-    this.#headers = headers;
+    this.#path = path;
+    this.#timeoutHeader = timeoutHeader;
+    this.#header = header;
     this.#body = body;
   }
 
   /** The call as a batch carries it. */
   get batched(): { path: string; message: Uint8Array } {
-    return { path: this.#headers[constants.HTTP2_HEADER_PATH] as string, message: this.#body };
+    return { path: this.#path, message: this.#body };
   }
 
   /** Whether any caller still waits for the answer. */
@@ -235,7 +261,8 @@ class WireCall {
   /** Sends the call on a stream of its own (unless every caller has given up already). */
   start(sessions: SessionPool): void {
     if (this.#waiters.length === 0) return;
-    this.#stream = sendRequest(sessions, this.#headers, this.#body, (end) => {
+    const headers = connectHeaders(this.#path, this.#timeoutHeader, this.#header);
+    this.#stream = sendRequest(sessions, headers, this.#body, (end) => {
       if ('error' in end) {
         this.fail(unreachable(end.error));
         return;
@@ -397,6 +424,11 @@ class BatchCall {
   }
 }
 
+/** Message bytes as a string, one character per byte (a map key for identical calls). */
+function asLatin1(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+}
+
 /** Whether a Headers object holds nothing. */
 function isEmpty(headers: Headers): boolean {
   for (const _name of headers.keys()) return false;
@@ -436,10 +468,11 @@ function isEmpty(headers: Headers): boolean {
  * with side effects may be listed too. But the batch is answered when its slowest call is:
  * only methods of like cost belong in the list (a call that waits on an identity provider
  * would hold up every introspection of its turn). A turn with one call sends it on its own
- * stream. Each caller keeps its own deadline, and
- * the batch's stream is cancelled once no caller of any of its calls waits. A peer that
- * answers a batch UNIMPLEMENTED (a version without batches, during a rolling upgrade) served
- * none of it: its calls are sent one by one, and so is every later call to that peer.
+ * stream. Coalescing and batching share the turn's queue: a coalesced call of a listed method
+ * goes in the batch like any other. Each caller keeps its own deadline, and the batch's
+ * stream is cancelled once no caller of any of its calls waits. A peer that answers a batch
+ * UNIMPLEMENTED (a version without batches, during a rolling upgrade) served none of it: its
+ * calls are sent one by one, and so is every later call to that peer.
  */
 export function createHttp2ConnectTransport(options: Http2ConnectTransportOptions): Transport {
   const sessions = new SessionPool(options);
@@ -454,100 +487,77 @@ export function createHttp2ConnectTransport(options: Http2ConnectTransportOption
     return path;
   };
   const coalesced = new Set<DescMethod>(options.coalesce ?? []);
-  /** Coalesced calls of this turn of the event loop, not sent yet, by what they ask. */
-  let unsent: Map<string, WireCall> | undefined;
-  const sendUnsent = () => {
-    const calls = unsent;
-    unsent = undefined;
-    calls?.forEach((call) => call.start(sessions));
-  };
-
-  /** Whether the peer serves batches; false once it answered one UNIMPLEMENTED. */
   const batched = new Set<DescMethod>(options.batch ?? []);
+  /** Whether the peer serves batches; false once it answered one UNIMPLEMENTED. */
   let peerBatches = batched.size > 0;
-  /** Calls of this turn of the event loop to send together, by their deadline header. */
-  let unbatched: Map<string, WireCall[]> | undefined;
-  const sendSeparately = (calls: WireCall[]) => {
+
+  /**
+   * The calls that wait for the end of this turn of the event loop: coalesced ones by what
+   * they ask (to find the call an identical one joins), and each either in a batch (by its
+   * deadline header) or on its own.
+   */
+  let turn:
+    | { asked: Map<string, WireCall>; batches: Map<string, WireCall[]>; alone: WireCall[] }
+    | undefined;
+  const unsupported = (calls: WireCall[]) => {
+    peerBatches = false;
     for (const call of calls) {
       call.onAbandoned = undefined;
       call.start(sessions);
     }
   };
-  const unsupported = (calls: WireCall[]) => {
-    peerBatches = false;
-    sendSeparately(calls);
-  };
-  const sendBatches = () => {
-    const groups = unbatched;
-    unbatched = undefined;
-    groups?.forEach((calls, timeoutHeader) => {
-      const waiting = calls.filter((call) => call.waiting);
-      for (let first = 0; first < waiting.length; first += MAX_BATCH) {
-        const some = waiting.slice(first, first + MAX_BATCH);
-        if (some.length === 1 || !peerBatches) {
-          sendSeparately(some);
-          continue;
-        }
-        new BatchCall(some).start(
-          sessions,
-          {
-            [constants.HTTP2_HEADER_METHOD]: 'POST',
-            [constants.HTTP2_HEADER_PATH]: BATCH_PATH,
-            'content-type': 'application/proto',
-            'connect-protocol-version': '1',
-            'connect-timeout-ms': timeoutHeader,
-          },
-          unsupported,
-        );
+  const sendTogether = (calls: WireCall[], timeoutHeader: string) => {
+    const waiting = calls.filter((call) => call.waiting);
+    for (let first = 0; first < waiting.length; first += MAX_BATCH) {
+      const some = waiting.slice(first, first + MAX_BATCH);
+      if (some.length === 1 || !peerBatches) {
+        for (const call of some) call.start(sessions);
+      } else {
+        new BatchCall(some).start(sessions, connectHeaders(BATCH_PATH, timeoutHeader), unsupported);
       }
-    });
+    }
+  };
+  const sendTurn = () => {
+    const pending = turn;
+    turn = undefined;
+    if (pending === undefined) return;
+    for (const call of pending.alone) call.start(sessions);
+    pending.batches.forEach(sendTogether);
   };
 
   const send = (timeoutMs: number): UnaryCall => {
     const timeoutHeader = String(timeoutMs);
     return (request) => {
-      const headers: OutgoingHttpHeaders = {
-        [constants.HTTP2_HEADER_METHOD]: 'POST',
-        [constants.HTTP2_HEADER_PATH]: pathOf(request.method),
-        'content-type': 'application/proto',
-        'connect-protocol-version': '1',
-        'connect-timeout-ms': timeoutHeader,
-      };
-      request.header.forEach((value, name) => {
-        if (!RESERVED_HEADERS.has(name)) headers[name] = value;
-      });
-      const body = toBinary(request.method.input, request.message);
-      if (coalesced.has(request.method) && isEmpty(request.header)) {
-        const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-        const key = `${timeoutHeader} ${pathOf(request.method)} ${bytes.toString('latin1')}`;
-        let call = unsent?.get(key);
-        if (call === undefined) {
-          call = new WireCall(request.method, headers, body);
-          if (unsent === undefined) {
-            unsent = new Map();
-            setImmediate(sendUnsent);
-          }
-          unsent.set(key, call);
-        }
-        return call.join(timeoutMs);
-      }
-      const call = new WireCall(request.method, headers, body);
-      const answer = call.join(timeoutMs);
-      if (peerBatches && batched.has(request.method) && isEmpty(request.header)) {
-        let calls = unbatched?.get(timeoutHeader);
-        if (calls === undefined) {
-          if (unbatched === undefined) {
-            unbatched = new Map();
-            setImmediate(sendBatches);
-          }
-          calls = [];
-          unbatched.set(timeoutHeader, calls);
-        }
-        calls.push(call);
-      } else {
+      const { method, header } = request;
+      const path = pathOf(method);
+      const body = toBinary(method.input, request.message);
+      const plain = isEmpty(header);
+      const together = plain && peerBatches && batched.has(method);
+      const joinable = plain && coalesced.has(method);
+      if (!together && !joinable) {
+        const call = new WireCall(method, path, timeoutHeader, header, body);
+        const answer = call.join(timeoutMs);
         call.start(sessions);
+        return answer;
       }
-      return answer;
+      if (turn === undefined) {
+        turn = { asked: new Map(), batches: new Map(), alone: [] };
+        setImmediate(sendTurn);
+      }
+      const key = joinable ? `${timeoutHeader} ${path} ${asLatin1(body)}` : undefined;
+      let call = key === undefined ? undefined : turn.asked.get(key);
+      if (call === undefined) {
+        call = new WireCall(method, path, timeoutHeader, header, body);
+        if (key !== undefined) turn.asked.set(key, call);
+        if (together) {
+          const calls = turn.batches.get(timeoutHeader);
+          if (calls === undefined) turn.batches.set(timeoutHeader, [call]);
+          else calls.push(call);
+        } else {
+          turn.alone.push(call);
+        }
+      }
+      return call.join(timeoutMs);
     };
   };
 
