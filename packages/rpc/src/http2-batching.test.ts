@@ -1,9 +1,9 @@
 // Batching in the HTTP/2 transport (issue 8): the calls of one turn of the event loop that
 // carry no headers go to the service on one stream (`BatchService.CallMany`), and each is
-// served and answered as if it had a stream of its own. Real HTTP/2 on 127.0.0.1, through a
-// relay that counts the streams the client opens.
+// served and answered as if it had a stream of its own. Real HTTP/2 on 127.0.0.1, through the
+// testkit's TCP proxy, counting the streams the client opens.
 import { createServer as createHttp2Server, type Http2Server } from 'node:http2';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { create, fromBinary, toBinary, type DescMethod } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type ConnectRouter } from '@connectrpc/connect';
@@ -16,6 +16,7 @@ import {
   RegistryService,
 } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
+import { startTcpProxy } from '@gateway/testkit';
 import { createHttp2ConnectTransport } from './http2-connect-transport.js';
 import { startLocalRpcServer } from './testing/local-rpc-server.js';
 import type { RpcServer } from './rpc-server.js';
@@ -43,52 +44,31 @@ const routes = (router: ConnectRouter) => {
 };
 
 /**
- * A TCP relay to `port` that counts the HTTP/2 streams clients open: HEADERS frames (type 1)
- * they send, after the connection preface.
+ * A proxy to `port` that counts the HTTP/2 streams clients open: the HEADERS frames (type 1)
+ * they send after the connection preface.
  */
 async function startStreamCounter(port: number) {
   const counter = { streams: 0 };
-  const sockets = new Set<Socket>();
-  const relay: Server = createServer((client) => {
-    const upstream = connect(port, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    let pending = Buffer.alloc(0);
-    let prefaceLeft = 24;
-    client.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      if (prefaceLeft > 0) {
-        const skipped = Math.min(prefaceLeft, pending.length);
-        pending = pending.subarray(skipped);
-        prefaceLeft -= skipped;
-      }
-      while (pending.length >= 9) {
-        const length = pending.readUIntBE(0, 3);
-        if (pending.length < 9 + length) break;
-        if (pending[3] === 1) counter.streams += 1;
-        pending = pending.subarray(9 + length);
-      }
-    });
-    client.pipe(upstream).pipe(client);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
-    counter,
-    dropConnections: () => {
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
+  const proxy = await startTcpProxy(
+    { host: '127.0.0.1', port },
+    {
+      onConnection: (client) => {
+        let pending = Buffer.alloc(0);
+        let prefaceLeft = 24;
+        client.on('data', (chunk: Buffer) => {
+          pending = Buffer.concat([pending, chunk]);
+          const skipped = Math.min(prefaceLeft, pending.length);
+          pending = pending.subarray(skipped);
+          prefaceLeft -= skipped;
+          while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
+            if (pending[3] === 1) counter.streams += 1;
+            pending = pending.subarray(9 + pending.readUIntBE(0, 3));
+          }
+        });
+      },
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => relay.close(resolve));
-    },
-  };
+  );
+  return { url: `http://127.0.0.1:${proxy.port}`, counter, proxy };
 }
 
 function batchingClient(
@@ -127,7 +107,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   release();
-  await relay?.close();
+  await relay?.proxy.close();
   await server?.close();
 });
 beforeEach(() => {
@@ -222,7 +202,8 @@ describe('batching the calls of one turn', () => {
       failureOf(client.getIdentityEnvironment({ environmentKey: 'A' })),
     ]);
     while (received.length < 2) await new Promise((resolve) => setImmediate(resolve));
-    relay.dropConnections();
+    await relay.proxy.cut();
+    await relay.proxy.restore();
     expect((await failures).map((failure) => failure.code)).toEqual([
       Code.Unavailable,
       Code.Unavailable,
@@ -267,7 +248,7 @@ describe('a peer without batches', () => {
     plainRelay = await startStreamCounter((plain.address() as AddressInfo).port);
   });
   afterAll(async () => {
-    await plainRelay?.close();
+    await plainRelay?.proxy.close();
     await new Promise((resolve) => plain.close(resolve));
   });
 

@@ -18,10 +18,14 @@ export type TcpProxy = {
 };
 
 /**
- * A TCP proxy in front of a real server (PostgreSQL, Redis), so a test can take the
+ * A TCP proxy in front of a real server (PostgreSQL, Redis, a service), so a test can take the
  * dependency away from the gateway and give it back, without stopping the shared server.
+ * `onConnection` sees each client connection it forwards (to read what the client sends, say).
  */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(
+  target: { host: string; port: number },
+  options: { onConnection?: (client: Socket) => void } = {},
+): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
@@ -47,6 +51,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       };
       client.on('error', forget).on('close', forget);
       upstream.on('error', forget).on('close', forget);
+      options.onConnection?.(client);
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve, reject) => {
