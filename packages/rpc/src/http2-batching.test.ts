@@ -19,6 +19,7 @@ import { GatewayError } from '@gateway/errors';
 import { startTcpProxy } from '@gateway/testkit';
 import { createHttp2ConnectTransport } from './http2-connect-transport.js';
 import { startLocalRpcServer } from './testing/local-rpc-server.js';
+import { methodPath } from './unary-chain.js';
 import type { RpcServer } from './rpc-server.js';
 
 /** What the implementation received, in order. */
@@ -71,6 +72,22 @@ async function startStreamCounter(port: number) {
   return { url: `http://127.0.0.1:${proxy.port}`, counter, proxy };
 }
 
+/** The transport under test, without interceptors; nothing batched or coalesced unless asked. */
+function transportTo(
+  baseUrl: string,
+  options: { timeoutMs?: number; batch?: DescMethod[]; coalesce?: DescMethod[] } = {},
+) {
+  return createHttp2ConnectTransport({
+    baseUrl,
+    interceptors: [],
+    defaultTimeoutMs: options.timeoutMs ?? 5_000,
+    pingIntervalMs: 60_000,
+    pingTimeoutMs: 5_000,
+    ...(options.batch === undefined ? {} : { batch: options.batch }),
+    ...(options.coalesce === undefined ? {} : { coalesce: options.coalesce }),
+  });
+}
+
 function batchingClient(
   baseUrl: string,
   timeoutMs = 5_000,
@@ -79,15 +96,7 @@ function batchingClient(
     RegistryService.method.getPlatform,
   ],
 ) {
-  const transport = createHttp2ConnectTransport({
-    baseUrl,
-    interceptors: [],
-    defaultTimeoutMs: timeoutMs,
-    pingIntervalMs: 60_000,
-    pingTimeoutMs: 5_000,
-    batch,
-  });
-  return createClient(RegistryService, transport);
+  return createClient(RegistryService, transportTo(baseUrl, { timeoutMs, batch }));
 }
 
 const failureOf = (call: Promise<unknown>) =>
@@ -166,16 +175,11 @@ describe('batching the calls of one turn', () => {
   });
 
   it('puts a coalesced call of a listed method in the batch, once for identical calls', async () => {
-    const transport = createHttp2ConnectTransport({
-      baseUrl: relay.url,
-      interceptors: [],
-      defaultTimeoutMs: 5_000,
-      pingIntervalMs: 60_000,
-      pingTimeoutMs: 5_000,
-      coalesce: [RegistryService.method.getIdentityEnvironment],
-      batch: [RegistryService.method.getIdentityEnvironment],
-    });
-    const client = createClient(RegistryService, transport);
+    const both = [RegistryService.method.getIdentityEnvironment];
+    const client = createClient(
+      RegistryService,
+      transportTo(relay.url, { coalesce: both, batch: both }),
+    );
     const answers = await Promise.all(
       ['A', 'A', 'B'].map((environmentKey) => client.getIdentityEnvironment({ environmentKey })),
     );
@@ -272,15 +276,8 @@ describe('a peer without batches', () => {
 
 describe('the RPC server serving a batch', () => {
   it('fails a call of a method it does not serve alone', async () => {
-    const transport = createHttp2ConnectTransport({
-      baseUrl: server.url,
-      interceptors: [],
-      defaultTimeoutMs: 5_000,
-      pingIntervalMs: 60_000,
-      pingTimeoutMs: 5_000,
-    });
-    const platformPath = `/${RegistryService.typeName}/${RegistryService.method.getPlatform.name}`;
-    const answer = await createClient(BatchService, transport).callMany({
+    const platformPath = methodPath(RegistryService.method.getPlatform);
+    const answer = await createClient(BatchService, transportTo(server.url)).callMany({
       calls: [
         { path: '/nowhere.v1.Service/Method', message: new Uint8Array() },
         {
