@@ -22,7 +22,14 @@ const scenarios = [
   'overload',
 ];
 
-type Row = { name: string; connections: number; rps: number; errors: number };
+type Row = {
+  name: string;
+  connections: number;
+  rps: number;
+  errors: number;
+  gatewayCpuMsPerSignIn?: number;
+  gatewaySystemCpuMsPerSignIn?: number;
+};
 
 describe('pnpm bench --quick', () => {
   let dir: string | undefined;
@@ -65,6 +72,12 @@ describe('pnpm bench --quick', () => {
         // an error (an unexpected status, a socket error, a time-out, a request never sent).
         expect({ name, errors: row.errors }).toEqual({ name, errors: 0 });
       }
+    }
+    // S4 reports the gateway's CPU per sign-in and the part of it spent in the kernel.
+    for (const row of report.results.filter((result) => result.name === 'signin')) {
+      expect(row.gatewayCpuMsPerSignIn).toBeGreaterThan(0);
+      expect(row.gatewaySystemCpuMsPerSignIn).toBeGreaterThanOrEqual(0);
+      expect(row.gatewaySystemCpuMsPerSignIn).toBeLessThanOrEqual(row.gatewayCpuMsPerSignIn ?? 0);
     }
     expect(report.memory?.liveSessions).toBeGreaterThan(0);
     expect(report.memory?.redisBytesPerSession).toBeGreaterThan(0);

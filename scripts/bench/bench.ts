@@ -22,6 +22,7 @@ import { runLoad, type LoadRequest, type LoadResult } from './load.js';
 import {
   allocationCommand,
   cpuMs,
+  cpuSplitMs,
   logTail,
   repoRoot,
   rssBytes,
@@ -815,14 +816,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         );
         const details: Record<string, unknown>[] = [];
         for (const connections of profile.costlyConnections) {
-          const gatewayBefore = await cpuMs(gateway.pid);
+          const gatewayBefore = await cpuSplitMs(gateway.pid);
           const identityBefore = await cpuMs(identity.pid);
           const pgBefore = await pgTransactions();
           const benchBefore = process.cpuUsage();
           const run = await measuredLevel([gateway.pid], 'signin', connections, () =>
             closedLoop(connections, profile.measureSeconds, wholeSignIn),
           );
-          const gatewayCpu = (await cpuMs(gateway.pid)) - gatewayBefore;
+          const gatewayAfter = await cpuSplitMs(gateway.pid);
+          const gatewaySystemCpu = gatewayAfter.system - gatewayBefore.system;
+          const gatewayCpu = gatewayAfter.user - gatewayBefore.user + gatewaySystemCpu;
           const identityCpu = (await cpuMs(identity.pid)) - identityBefore;
           const benchCpu = process.cpuUsage(benchBefore);
           const pgCount = (await pgTransactions()) - pgBefore;
@@ -830,6 +833,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             run.completed === 0 ? 0 : round2(value / run.completed);
           const extra = {
             gatewayCpuMsPerSignIn: perSignIn(gatewayCpu),
+            // The part spent in the kernel: system calls, and on loopback the receiving
+            // side's TCP work, which Linux charges to the sender.
+            gatewaySystemCpuMsPerSignIn: perSignIn(gatewaySystemCpu),
             serverCpuMsPerRequest: perSignIn(gatewayCpu),
             identityCpuMsPerSignIn: perSignIn(identityCpu),
             driverCpuMsPerSignIn: perSignIn((benchCpu.user + benchCpu.system) / 1000),

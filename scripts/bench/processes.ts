@@ -90,14 +90,21 @@ export function logTail(logFile: string, lines = 30): string {
 // Linux /proc: utime + stime of a process in clock ticks (USER_HZ, 100 on Linux).
 const TICKS_PER_SECOND = 100;
 
-/** CPU time (user + system) a process has used so far, in milliseconds. */
-export async function cpuMs(pid: number): Promise<number> {
+/** CPU time a process has used so far, in milliseconds: in user space and in the kernel. */
+export async function cpuSplitMs(pid: number): Promise<{ user: number; system: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may contain spaces: the fields after it start past ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+  return {
+    user: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
+    system: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
+  };
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export async function cpuMs(pid: number): Promise<number> {
+  const { user, system } = await cpuSplitMs(pid);
+  return user + system;
 }
 
 /** Resident set size of a process in bytes. */

@@ -120,6 +120,9 @@ function notesOf(row: ResultRow): string {
     .map(([status, count]) => `${status}:${count}`)
     .join(' ');
   if (statuses !== '') notes.push(statuses);
+  if (typeof row.gatewaySystemCpuMsPerSignIn === 'number') {
+    notes.push(`kernel ${row.gatewaySystemCpuMsPerSignIn.toFixed(2)} ms of it`);
+  }
   if (typeof row.identityCpuMsPerSignIn === 'number') {
     notes.push(`identity ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
   }

@@ -35,6 +35,9 @@ for (const row of report.results) {
     const sign = row.rssGrowthPct >= 0 ? '+' : '−';
     notes.push(`RSS ${sign}${Math.abs(row.rssGrowthPct).toFixed(1)}%`);
   }
+  if (typeof row.gatewaySystemCpuMsPerSignIn === 'number') {
+    notes.push(`${row.gatewaySystemCpuMsPerSignIn.toFixed(2)} ms of the gateway's in the kernel`);
+  }
   if (typeof row.identityCpuMsPerSignIn === 'number') {
     notes.push(`identity service ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
   }
