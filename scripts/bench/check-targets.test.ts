@@ -31,7 +31,8 @@ function overloadRow(pct: number, p99FromScheduleMs: number, extra: Partial<Resu
   } satisfies ResultRow;
 }
 
-function s5(rows: ResultRow[]) {
+/** The check whose target starts with `target`, over a report of S1's row and `rows`. */
+function checkOf(target: string, rows: ResultRow[]) {
   const report: BenchReport = {
     machine: {
       cpuModel: 'test',
@@ -60,8 +61,10 @@ function s5(rows: ResultRow[]) {
       ...rows,
     ],
   };
-  return checkTargets(report).find((check) => check.target.startsWith('S5 at 120%'));
+  return checkTargets(report).find((check) => check.target.startsWith(target));
 }
+
+const s5 = (rows: ResultRow[]) => checkOf('S5 at 120%', rows);
 
 describe('checkTargets, S5 fast answers', () => {
   it('holds when the p99 at 120% is within twice the 80% level, however it compares with S1', () => {
@@ -88,5 +91,44 @@ describe('checkTargets, S5 fast answers', () => {
   it('is not judged without the 120% level, and does not hold without the 80% reference', () => {
     expect(s5([overloadRow(80, 25)])?.holds).toBeNull();
     expect(s5([overloadRow(120, 30)])?.holds).toBe(false);
+  });
+});
+
+// Issue 8, S4: the limit is absolute (2 ms of gateway CPU per sign-in); the same CPU in requests
+// of baseline (c) at the same connection count is shown beside it, not judged.
+function measuredRow(name: string, connections: number, extra: Partial<ResultRow>): ResultRow {
+  return {
+    name,
+    connections,
+    rps: 100,
+    p50Ms: 1,
+    p99Ms: 2,
+    errors: 0,
+    requests: 1_000,
+    durationSeconds: 10,
+    statusCounts: {},
+    ...extra,
+  };
+}
+
+describe('checkTargets, S4 gateway CPU per sign-in', () => {
+  it("holds at 2 ms or less, and shows the CPU in baseline (c)'s requests", () => {
+    const check = checkOf('S4', [
+      measuredRow('baseline-express-redis-get', 50, { serverCpuMsPerRequest: 0.15 }),
+      measuredRow('signin', 50, { gatewayCpuMsPerSignIn: 1.95 }),
+      measuredRow('signin', 100, { gatewayCpuMsPerSignIn: 2 }),
+    ]);
+    expect(check?.holds).toBe(true);
+    // No baseline at 100 connections: that level shows the milliseconds alone.
+    expect(check?.value).toBe("1.95 ms (13.0x (c)'s CPU per request) @50, 2 ms @100");
+  });
+
+  it('does not hold above 2 ms, however cheap it is in baseline requests', () => {
+    const check = checkOf('S4', [
+      measuredRow('baseline-express-redis-get', 50, { serverCpuMsPerRequest: 0.3 }),
+      measuredRow('signin', 50, { gatewayCpuMsPerSignIn: 2.4 }),
+    ]);
+    expect(check?.holds).toBe(false);
+    expect(check?.value).toBe("2.4 ms (8.0x (c)'s CPU per request) @50");
   });
 });
