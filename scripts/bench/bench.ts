@@ -1438,7 +1438,7 @@ export function checkTargets(report: BenchReport): TargetCheck[] {
   {
     const signIns = rows('signin');
     // The limit is absolute; beside it, the same CPU in requests of baseline (c) at the same
-    // connection count, a measure that does not move with the machine's speed (shown only).
+    // connection count, a measure that moves less with the machine's speed (shown only).
     const inBaselineRequests = (row: ResultRow) => {
       const baselineMs = at('baseline-express-redis-get', row.connections)?.serverCpuMsPerRequest;
       return typeof baselineMs === 'number' && baselineMs > 0
