@@ -194,16 +194,24 @@ function sendRequest(
   return stream;
 }
 
-/** The error of an answer other than 200: the Connect error body, else judged by the status. */
-function errorOfAnswer(status: number, header: Headers, body: Buffer): ConnectError {
-  if (status === 0)
-    return new ConnectError('the connection to the service ended', Code.Unavailable);
-  const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header);
+/** The error a Connect JSON error body carries (details included), else `fallback`. */
+function errorOfBody(body: Uint8Array, header: Headers, fallback: ConnectError): ConnectError {
   try {
     return errorFromJsonBytes(body, header, fallback);
   } catch {
     return fallback;
   }
+}
+
+/** The error of an answer other than 200: the Connect error body, else judged by the status. */
+function errorOfAnswer(status: number, header: Headers, body: Buffer): ConnectError {
+  if (status === 0)
+    return new ConnectError('the connection to the service ended', Code.Unavailable);
+  return errorOfBody(
+    body,
+    header,
+    new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header),
+  );
 }
 
 /**
@@ -283,13 +291,7 @@ class WireCall {
     }
     if (result.case === 'error') {
       const fallback = new ConnectError('the service failed the call', Code.Unknown, header);
-      let error: ConnectError;
-      try {
-        error = errorFromJsonBytes(result.value, header, fallback);
-      } catch {
-        error = fallback;
-      }
-      this.fail(error);
+      this.fail(errorOfBody(result.value, header, fallback));
       return;
     }
     this.fail(new ConnectError('the service answered an empty result', Code.Internal));
