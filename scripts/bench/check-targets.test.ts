@@ -8,15 +8,27 @@ import type { ResultRow } from './report.js';
 const SHED_BODY =
   '{"code":"SERVICE_UNAVAILABLE","message":"The gateway is at capacity; retry shortly."}';
 
+/** A measured level of `name`: no errors, `extra` over plain defaults. */
+function measuredRow(name: string, connections: number, extra: Partial<ResultRow>): ResultRow {
+  return {
+    name,
+    connections,
+    rps: 100,
+    p50Ms: 1,
+    p99Ms: 2,
+    errors: 0,
+    requests: 1_000,
+    durationSeconds: 10,
+    statusCounts: {},
+    ...extra,
+  };
+}
+
 function overloadRow(pct: number, p99FromScheduleMs: number, extra: Partial<ResultRow> = {}) {
   const offeredRps = 100 * pct;
-  return {
-    name: 'overload',
-    connections: 384,
+  return measuredRow('overload', 384, {
     rps: offeredRps,
-    p50Ms: 1,
     p99Ms: p99FromScheduleMs,
-    errors: 0,
     requests: offeredRps * 30,
     durationSeconds: 30,
     statusCounts: { '200': offeredRps * 20, '503': offeredRps * 10 },
@@ -28,7 +40,7 @@ function overloadRow(pct: number, p99FromScheduleMs: number, extra: Partial<Resu
     refusalBodies: { '503': SHED_BODY },
     comparedWithConnections: 100,
     ...extra,
-  } satisfies ResultRow;
+  });
 }
 
 /** The check whose target starts with `target`, over a report of S1's row and `rows`. */
@@ -47,17 +59,13 @@ function checkOf(target: string, rows: ResultRow[]) {
     settings: {},
     notes: [],
     results: [
-      {
-        name: 'introspect-allinone',
-        connections: 100,
+      measuredRow('introspect-allinone', 100, {
         rps: 10_000,
         p50Ms: 5,
         p99Ms: 10,
-        errors: 0,
         requests: 100_000,
-        durationSeconds: 10,
         statusCounts: { '200': 100_000 },
-      },
+      }),
       ...rows,
     ],
   };
@@ -96,21 +104,6 @@ describe('checkTargets, S5 fast answers', () => {
 
 // Issue 8, S4: the limit is absolute (2 ms of gateway CPU per sign-in); the same CPU in requests
 // of baseline (c) at the same connection count is shown beside it, not judged.
-function measuredRow(name: string, connections: number, extra: Partial<ResultRow>): ResultRow {
-  return {
-    name,
-    connections,
-    rps: 100,
-    p50Ms: 1,
-    p99Ms: 2,
-    errors: 0,
-    requests: 1_000,
-    durationSeconds: 10,
-    statusCounts: {},
-    ...extra,
-  };
-}
-
 describe('checkTargets, S4 gateway CPU per sign-in', () => {
   it("holds at 2 ms or less, and shows the CPU in baseline (c)'s requests", () => {
     const check = checkOf('S4', [
