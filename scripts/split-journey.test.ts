@@ -108,11 +108,13 @@ describe('a sign-in across two edge instances in split mode', () => {
     };
     expect(body.user.sub).toBe('user-1');
 
-    const introspected = await fetch(`${first}/v1/auth/introspect`, {
-      method: 'POST',
-      headers: { authorization: basic, 'content-type': 'application/json' },
-      body: JSON.stringify({ token: body.session.gatewayToken }),
-    });
+    const introspect = (token: string) =>
+      fetch(`${first}/v1/auth/introspect`, {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/json' },
+        body: JSON.stringify({ token }),
+      });
+    const introspected = await introspect(body.session.gatewayToken);
     expect(await introspected.json()).toMatchObject({ active: true, platformKey: 'SHOP' });
     // Introspections arriving together reach auth-flow in batches (one HTTP/2 stream for a
     // turn's calls, packages/rpc): each still gets its own answer.
@@ -121,11 +123,7 @@ describe('a sign-in across two edge instances in split mode', () => {
     );
     const answers = await Promise.all(
       tokens.map(async (token) => {
-        const answer = await fetch(`${first}/v1/auth/introspect`, {
-          method: 'POST',
-          headers: { authorization: basic, 'content-type': 'application/json' },
-          body: JSON.stringify({ token }),
-        });
+        const answer = await introspect(token);
         return {
           status: answer.status,
           active: ((await answer.json()) as { active: boolean }).active,
