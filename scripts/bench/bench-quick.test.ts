@@ -29,6 +29,9 @@ type Row = {
   errors: number;
   gatewayCpuMsPerSignIn?: number;
   gatewaySystemCpuMsPerSignIn?: number;
+  offeredPct?: number;
+  offeredRps?: number;
+  capacityRps?: number;
 };
 
 describe('pnpm bench --quick', () => {
@@ -72,6 +75,11 @@ describe('pnpm bench --quick', () => {
         // an error (an unexpected status, a socket error, a time-out, a request never sent).
         expect({ name, errors: row.errors }).toEqual({ name, errors: 0 });
       }
+    }
+    // S5's rates are shares of the capacity measured right before it, which each row reports.
+    for (const row of report.results.filter((result) => result.name === 'overload')) {
+      expect(row.capacityRps).toBeGreaterThan(0);
+      expect(row.offeredRps).toBeCloseTo(((row.capacityRps ?? 0) * (row.offeredPct ?? 0)) / 100, 0);
     }
     // S4 reports the gateway's CPU per sign-in and the part of it spent in the kernel.
     for (const row of report.results.filter((result) => result.name === 'signin')) {

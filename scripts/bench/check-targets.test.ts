@@ -34,6 +34,8 @@ function overloadRow(pct: number, p99FromScheduleMs: number, extra: Partial<Resu
     statusCounts: { '200': offeredRps * 20, '503': offeredRps * 10 },
     offeredPct: pct,
     offeredRps,
+    capacityRps: 10_000,
+    s1BestRps: 11_000,
     offeredRequests: offeredRps * 30,
     p99FromScheduleMs,
     judged: pct === 120,
@@ -80,6 +82,8 @@ describe('checkTargets, S5 fast answers', () => {
     expect(check?.holds).toBe(true);
     // S1's closed-loop p99 (10 ms) is shown beside it, not judged.
     expect(check?.value).toContain("2.0x the 80% level's, 4.9x S1's closed-loop p99 10 ms");
+    // The rates' reference, measured right before S5, is shown with S1's best rate.
+    expect(check?.value).toMatch(/^capacity 10000 req\/s right before S5 \(S1's best 11000\): /);
   });
 
   it('does not hold beyond twice the 80% level', () => {
