@@ -32,6 +32,8 @@ type Row = {
   offeredPct?: number;
   offeredRps?: number;
   capacityRps?: number;
+  machineBusyPct?: number;
+  machineStealPct?: number;
 };
 
 describe('pnpm bench --quick', () => {
@@ -74,6 +76,10 @@ describe('pnpm bench --quick', () => {
         // Overload's 429/503 answers are expected statuses, not errors: no scenario may have
         // an error (an unexpected status, a socket error, a time-out, a request never sent).
         expect({ name, errors: row.errors }).toEqual({ name, errors: 0 });
+        // How busy the whole machine was, and what the host took, in % of all its cores.
+        expect(row.machineBusyPct).toBeGreaterThan(0);
+        expect(row.machineBusyPct).toBeLessThanOrEqual(100);
+        expect(row.machineStealPct).toBeGreaterThanOrEqual(0);
       }
     }
     // S5's rates are shares of the capacity measured right before it, which each row reports.

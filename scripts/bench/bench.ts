@@ -23,6 +23,8 @@ import {
   allocationCommand,
   cpuMs,
   cpuSplitMs,
+  machineShare,
+  machineTicks,
   logTail,
   repoRoot,
   rssBytes,
@@ -820,9 +822,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           const identityBefore = await cpuMs(identity.pid);
           const pgBefore = await pgTransactions();
           const benchBefore = process.cpuUsage();
+          const machineBefore = await machineTicks();
           const run = await measuredLevel([gateway.pid], 'signin', connections, () =>
             closedLoop(connections, profile.measureSeconds, wholeSignIn),
           );
+          const machine = machineShare(machineBefore, await machineTicks());
           const gatewayAfter = await cpuSplitMs(gateway.pid);
           const gatewaySystemCpu = gatewayAfter.system - gatewayBefore.system;
           const gatewayCpu = gatewayAfter.user - gatewayBefore.user + gatewaySystemCpu;
@@ -841,6 +845,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             driverCpuMsPerSignIn: perSignIn((benchCpu.user + benchCpu.system) / 1000),
             pgTransactionsPerSignIn: perSignIn(pgCount),
             serverCpuPct: round2((gatewayCpu / (run.seconds * 1000)) * 100),
+            ...machine,
           };
           details.push({ connections, ...extra, firstError: run.firstError });
           addRow(
@@ -876,6 +881,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         // requests), from a slow minute's 120% was barely an overload.
         const s1Rows = report.results.filter((row) => row.name === 'introspect-allinone');
         const s1Best = s1Rows.reduce((best, row) => (row.rps > best.rps ? row : best));
+        const recheckUsage = await cpuSnapshot([gateway.pid]);
         const recheck = await runLoad({
           url: gatewayUrl,
           connections: s1Best.connections,
@@ -887,13 +893,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           throw new Error(`S5's capacity check had ${recheck.errors} errors`);
         }
         const capacity = recheck.rps;
+        // Its CPU per request tells a fast minute from a slower S1 (S1's rows carry theirs).
+        const recheckCpu = await recheckUsage.done(recheck);
         const capacityOf = {
           capacityRps: round2(capacity),
+          capacityServerCpuPct: recheckCpu.serverCpuPct,
+          capacityServerCpuMsPerRequest: recheckCpu.serverCpuMsPerRequest,
           s1BestRps: s1Best.rps,
           s1BestConnections: s1Best.connections,
         };
         step(
-          `overload: capacity ${capacity.toFixed(0)} req/s @${s1Best.connections} now (S1's best: ${s1Best.rps.toFixed(0)}); introspect offered open-loop at ${OVERLOAD_FACTORS.map((factor) => `${(capacity * factor).toFixed(0)} req/s (${Math.round(factor * 100)}%)`).join(', ')}`,
+          `overload: capacity ${capacity.toFixed(0)} req/s @${s1Best.connections} now, server ${recheckCpu.serverCpuPct.toFixed(0)}% CPU (S1's best: ${s1Best.rps.toFixed(0)}); introspect offered open-loop at ${OVERLOAD_FACTORS.map((factor) => `${(capacity * factor).toFixed(0)} req/s (${Math.round(factor * 100)}%)`).join(', ')}`,
         );
         // Open-loop (scripts/bench/open-loop.ts): requests go out at the offered rate whatever
         // the answers do, as from many independent clients, so the excess really arrives. A
@@ -1134,8 +1144,10 @@ async function cpuSnapshot(pids: number[], pgTransactions?: () => Promise<number
   const serverBefore = await totalCpuMs(pids);
   const benchBefore = process.cpuUsage();
   const pgBefore = await pgTransactions?.();
+  const machineBefore = await machineTicks();
   return {
     done: async (result: { durationSeconds: number; requests: number }) => {
+      const machine = machineShare(machineBefore, await machineTicks());
       const server = (await totalCpuMs(pids)) - serverBefore;
       const bench = process.cpuUsage(benchBefore);
       const pgAfter = await pgTransactions?.();
@@ -1145,6 +1157,7 @@ async function cpuSnapshot(pids: number[], pgTransactions?: () => Promise<number
         serverCpuPct: round2((server / wallMs) * 100),
         serverCpuMsPerRequest: perRequest(server),
         loadGeneratorCpuPct: round2(((bench.user + bench.system) / 1000 / wallMs) * 100),
+        ...machine,
         ...(pgBefore === undefined || pgAfter === undefined
           ? {}
           : { pgTransactionsPerRequest: perRequest(pgAfter - pgBefore) }),

@@ -107,6 +107,36 @@ export async function cpuMs(pid: number): Promise<number> {
   return user + system;
 }
 
+/** The machine's CPU time so far, from /proc/stat's first line, in clock ticks. */
+export type MachineTicks = { busy: number; steal: number; total: number };
+
+export async function machineTicks(): Promise<MachineTicks> {
+  const stat = await readFile('/proc/stat', 'utf8');
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest time is
+  // already counted in user and nice).
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = stat
+    .slice(0, stat.indexOf('\n'))
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number) as [number, number, number, number, number, number, number, number];
+  const busy = user + nice + system + irq + softirq;
+  return { busy, steal, total: busy + idle + iowait + steal };
+}
+
+/**
+ * How busy the whole machine was between two readings, in % of all its cores: every process
+ * (the gateway, the load generator, Redis, PostgreSQL and anything else), and the time the
+ * hypervisor gave the cores to other guests (steal), which no process is charged for.
+ */
+export function machineShare(before: MachineTicks, after: MachineTicks) {
+  const total = Math.max(after.total - before.total, 1);
+  return {
+    machineBusyPct: Math.round(((after.busy - before.busy) / total) * 1000) / 10,
+    machineStealPct: Math.round(((after.steal - before.steal) / total) * 1000) / 10,
+  };
+}
+
 /** Resident set size of a process in bytes. */
 export async function rssBytes(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');

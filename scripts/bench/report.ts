@@ -17,6 +17,9 @@ export type ResultRow = {
   serverCpuPct?: number;
   /** CPU of the bench process (the load generator) during the run, % of one core. */
   loadGeneratorCpuPct?: number;
+  /** The whole machine during the run, % of all its cores: busy, and stolen by the host. */
+  machineBusyPct?: number;
+  machineStealPct?: number;
   [extra: string]: unknown;
 };
 
@@ -140,6 +143,12 @@ function notesOf(row: ResultRow): string {
     notes.push(`server ${row.serverCpuPct.toFixed(0)}% CPU`);
   if (typeof row.loadGeneratorCpuPct === 'number') {
     notes.push(`client ${row.loadGeneratorCpuPct.toFixed(0)}%`);
+  }
+  if (typeof row.machineBusyPct === 'number') {
+    notes.push(`machine ${row.machineBusyPct.toFixed(0)}% busy`);
+  }
+  if (typeof row.machineStealPct === 'number' && row.machineStealPct > 0) {
+    notes.push(`steal ${row.machineStealPct.toFixed(1)}%`);
   }
   return notes.join(', ');
 }

@@ -51,6 +51,12 @@ for (const row of report.results) {
   if (typeof row.loadGeneratorCpuPct === 'number') {
     notes.push(`load generator ${row.loadGeneratorCpuPct.toFixed(0)}% CPU`);
   }
+  if (typeof row.machineBusyPct === 'number') {
+    const steal = row.machineStealPct ?? 0;
+    notes.push(
+      `machine ${row.machineBusyPct.toFixed(0)}% busy${steal > 0 ? `, ${steal.toFixed(1)}% stolen` : ''}`,
+    );
+  }
   lines.push(
     `| ${row.name} | ${row.connections} | ${row.rps.toFixed(0)} | ${row.p50Ms.toFixed(1)} | ${row.p99Ms.toFixed(1)} | ${row.errors} | ${row.ratioToBaseline?.toFixed(2) ?? '-'} | ${typeof row.serverCpuMsPerRequest === 'number' ? row.serverCpuMsPerRequest.toFixed(2) : '-'} | ${notes.join('; ')} |`,
   );
