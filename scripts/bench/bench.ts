@@ -875,10 +875,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       if (wanted('overload')) {
         // S1's capacity, measured again right before S5 (docs/decisions.md, "S5's rates come
         // from a capacity measured right before it"): the same closed-loop load as S1's best
-        // level, not recorded as an S1 row. S1 ran about two minutes earlier, and this
-        // machine's speed swings by a quarter from one minute to the next; from a fast
-        // minute's rate the 80% level was already beyond capacity (it refused 37% of its
-        // requests), from a slow minute's 120% was barely an overload.
+        // level, not recorded as an S1 row. S1 ran a minute or two earlier, and this
+        // machine's speed swings by a quarter or more from one minute to the next: from a
+        // fast minute's rate the 80% level was already beyond capacity (it refused 37% of
+        // its requests).
         const s1Rows = report.results.filter((row) => row.name === 'introspect-allinone');
         const s1Best = s1Rows.reduce((best, row) => (row.rps > best.rps ? row : best));
         const recheckUsage = await cpuSnapshot([gateway.pid]);
