@@ -96,7 +96,7 @@ export function formatTable(rows: ResultRow[]): string {
     String(row.errors),
     row.ratioToBaseline === undefined ? '-' : row.ratioToBaseline.toFixed(2),
     typeof row.serverCpuMsPerRequest === 'number' ? row.serverCpuMsPerRequest.toFixed(2) : '-',
-    notesOf(row),
+    rowNotes(row).join('; '),
   ]);
   const widths = header.map((title, index) =>
     Math.max(title.length, ...lines.map((line) => (line[index] ?? '').length)),
@@ -117,40 +117,52 @@ export function formatTable(rows: ResultRow[]): string {
   ].join('\n');
 }
 
-function notesOf(row: ResultRow): string {
+/**
+ * What a row says beside its figures, in the order read: answers, what a sign-in cost, load
+ * offered, memory, then who used the CPU. The console table and docs/benchmarks.md
+ * (to-markdown.ts) both print this list.
+ */
+export function rowNotes(row: ResultRow): string[] {
   const notes: string[] = [];
   const statuses = Object.entries(row.statusCounts)
-    .map(([status, count]) => `${status}:${count}`)
-    .join(' ');
+    .map(([status, count]) => `${status}: ${count}`)
+    .join(', ');
   if (statuses !== '') notes.push(statuses);
-  if (typeof row.gatewaySystemCpuMsPerSignIn === 'number') {
-    notes.push(`kernel ${row.gatewaySystemCpuMsPerSignIn.toFixed(2)} ms of it`);
-  }
-  if (typeof row.identityCpuMsPerSignIn === 'number') {
-    notes.push(`identity ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
-  }
-  const pgPerRequest = row.pgTransactionsPerRequest ?? row.pgTransactionsPerSignIn;
-  if (typeof pgPerRequest === 'number') notes.push(`~${pgPerRequest.toFixed(1)} PG xact/req`);
   if (typeof row.offeredRps === 'number') {
     const share = typeof row.offeredPct === 'number' ? ` (${row.offeredPct}%)` : '';
-    notes.push(`offered ${row.offeredRps.toFixed(0)}/s${share}`);
+    notes.push(`offered ${row.offeredRps.toFixed(0)}/s${share} open-loop`);
   }
   if (typeof row.p99FromScheduleMs === 'number') {
-    notes.push(`p99 from schedule ${row.p99FromScheduleMs.toFixed(0)} ms`);
+    notes.push(`p99 from the schedule ${row.p99FromScheduleMs.toFixed(1)} ms`);
   }
-  if (typeof row.rssGrowthPct === 'number') notes.push(`RSS ${row.rssGrowthPct.toFixed(1)}%`);
-  if (typeof row.serverCpuPct === 'number')
+  if (typeof row.rssGrowthPct === 'number') {
+    const sign = row.rssGrowthPct >= 0 ? '+' : '−';
+    notes.push(`RSS ${sign}${Math.abs(row.rssGrowthPct).toFixed(1)}%`);
+  }
+  if (typeof row.gatewaySystemCpuMsPerSignIn === 'number') {
+    notes.push(`${row.gatewaySystemCpuMsPerSignIn.toFixed(2)} ms of the gateway's in the kernel`);
+  }
+  if (typeof row.identityCpuMsPerSignIn === 'number') {
+    notes.push(`identity service ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
+  }
+  const pg = row.pgTransactionsPerRequest ?? row.pgTransactionsPerSignIn;
+  if (typeof pg === 'number') notes.push(`~${pg.toFixed(1)} PostgreSQL transactions/req`);
+  if (typeof row.freshCodes === 'number') {
+    notes.push(`${row.freshCodes} fresh codes, ${row.durationSeconds.toFixed(1)} s`);
+  }
+  if (typeof row.serverCpuPct === 'number') {
     notes.push(`server ${row.serverCpuPct.toFixed(0)}% CPU`);
+  }
   if (typeof row.loadGeneratorCpuPct === 'number') {
-    notes.push(`client ${row.loadGeneratorCpuPct.toFixed(0)}%`);
+    notes.push(`load generator ${row.loadGeneratorCpuPct.toFixed(0)}% CPU`);
   }
   if (typeof row.machineBusyPct === 'number') {
-    notes.push(`machine ${row.machineBusyPct.toFixed(0)}% busy`);
+    const steal = row.machineStealPct ?? 0;
+    notes.push(
+      `machine ${row.machineBusyPct.toFixed(0)}% busy${steal > 0 ? `, ${steal.toFixed(1)}% stolen` : ''}`,
+    );
   }
-  if (typeof row.machineStealPct === 'number' && row.machineStealPct > 0) {
-    notes.push(`steal ${row.machineStealPct.toFixed(1)}%`);
-  }
-  return notes.join(', ');
+  return notes;
 }
 
 export function formatTargets(targets: TargetCheck[]): string {

@@ -2,6 +2,7 @@
 // as the Markdown tables of docs/benchmarks.md.
 import { readFile } from 'node:fs/promises';
 import type { BenchReport } from './bench.js';
+import { rowNotes } from './report.js';
 
 const file = process.argv[2] ?? 'bench-results/latest.json';
 const report = JSON.parse(await readFile(file, 'utf8')) as BenchReport;
@@ -19,46 +20,8 @@ lines.push(
   '|---|---:|---:|---:|---:|---:|---:|---:|---|',
 );
 for (const row of report.results) {
-  const notes: string[] = [];
-  const statuses = Object.entries(row.statusCounts)
-    .map(([status, count]) => `${status}: ${count}`)
-    .join(', ');
-  if (statuses !== '') notes.push(statuses);
-  if (typeof row.offeredRps === 'number') {
-    const share = typeof row.offeredPct === 'number' ? ` (${row.offeredPct}%)` : '';
-    notes.push(`offered ${row.offeredRps.toFixed(0)}/s${share} open-loop`);
-  }
-  if (typeof row.p99FromScheduleMs === 'number') {
-    notes.push(`p99 from the schedule ${row.p99FromScheduleMs.toFixed(1)} ms`);
-  }
-  if (typeof row.rssGrowthPct === 'number') {
-    const sign = row.rssGrowthPct >= 0 ? '+' : '−';
-    notes.push(`RSS ${sign}${Math.abs(row.rssGrowthPct).toFixed(1)}%`);
-  }
-  if (typeof row.gatewaySystemCpuMsPerSignIn === 'number') {
-    notes.push(`${row.gatewaySystemCpuMsPerSignIn.toFixed(2)} ms of the gateway's in the kernel`);
-  }
-  if (typeof row.identityCpuMsPerSignIn === 'number') {
-    notes.push(`identity service ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
-  }
-  const pg = row.pgTransactionsPerRequest ?? row.pgTransactionsPerSignIn;
-  if (typeof pg === 'number') notes.push(`~${pg.toFixed(1)} PostgreSQL transactions/req`);
-  if (typeof row.freshCodes === 'number') {
-    notes.push(`${row.freshCodes} fresh codes, ${row.durationSeconds.toFixed(1)} s`);
-  }
-  if (typeof row.serverCpuPct === 'number')
-    notes.push(`server ${row.serverCpuPct.toFixed(0)}% CPU`);
-  if (typeof row.loadGeneratorCpuPct === 'number') {
-    notes.push(`load generator ${row.loadGeneratorCpuPct.toFixed(0)}% CPU`);
-  }
-  if (typeof row.machineBusyPct === 'number') {
-    const steal = row.machineStealPct ?? 0;
-    notes.push(
-      `machine ${row.machineBusyPct.toFixed(0)}% busy${steal > 0 ? `, ${steal.toFixed(1)}% stolen` : ''}`,
-    );
-  }
   lines.push(
-    `| ${row.name} | ${row.connections} | ${row.rps.toFixed(0)} | ${row.p50Ms.toFixed(1)} | ${row.p99Ms.toFixed(1)} | ${row.errors} | ${row.ratioToBaseline?.toFixed(2) ?? '-'} | ${typeof row.serverCpuMsPerRequest === 'number' ? row.serverCpuMsPerRequest.toFixed(2) : '-'} | ${notes.join('; ')} |`,
+    `| ${row.name} | ${row.connections} | ${row.rps.toFixed(0)} | ${row.p50Ms.toFixed(1)} | ${row.p99Ms.toFixed(1)} | ${row.errors} | ${row.ratioToBaseline?.toFixed(2) ?? '-'} | ${typeof row.serverCpuMsPerRequest === 'number' ? row.serverCpuMsPerRequest.toFixed(2) : '-'} | ${rowNotes(row).join('; ')} |`,
   );
 }
 if (report.seeding !== undefined) {
