@@ -22,7 +22,6 @@ import { runLoad, type LoadRequest, type LoadResult } from './load.js';
 import {
   allocationCommand,
   cpuMs,
-  cpuSplitMs,
   machineShare,
   machineTicks,
   logTail,
@@ -30,7 +29,7 @@ import {
   rssBytes,
   sampleRss,
   startTsxProcess,
-  totalCpuMs,
+  totalCpuSplitMs,
   type BenchProcess,
 } from './processes.js';
 import {
@@ -818,34 +817,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         );
         const details: Record<string, unknown>[] = [];
         for (const connections of profile.costlyConnections) {
-          const gatewayBefore = await cpuSplitMs(gateway.pid);
+          const usage = await cpuSnapshot([gateway.pid], pgTransactions);
           const identityBefore = await cpuMs(identity.pid);
-          const pgBefore = await pgTransactions();
-          const benchBefore = process.cpuUsage();
-          const machineBefore = await machineTicks();
           const run = await measuredLevel([gateway.pid], 'signin', connections, () =>
             closedLoop(connections, profile.measureSeconds, wholeSignIn),
           );
-          const machine = machineShare(machineBefore, await machineTicks());
-          const gatewayAfter = await cpuSplitMs(gateway.pid);
-          const gatewaySystemCpu = gatewayAfter.system - gatewayBefore.system;
-          const gatewayCpu = gatewayAfter.user - gatewayBefore.user + gatewaySystemCpu;
           const identityCpu = (await cpuMs(identity.pid)) - identityBefore;
-          const benchCpu = process.cpuUsage(benchBefore);
-          const pgCount = (await pgTransactions()) - pgBefore;
-          const perSignIn = (value: number) =>
-            run.completed === 0 ? 0 : round2(value / run.completed);
+          // A request of this scenario is a whole sign-in (the bench is its browsers).
+          const cpu = await usage.done({ durationSeconds: run.seconds, requests: run.completed });
           const extra = {
-            gatewayCpuMsPerSignIn: perSignIn(gatewayCpu),
-            // The part spent in the kernel: system calls, and on loopback the receiving
-            // side's TCP work, which Linux charges to the sender.
-            gatewaySystemCpuMsPerSignIn: perSignIn(gatewaySystemCpu),
-            serverCpuMsPerRequest: perSignIn(gatewayCpu),
-            identityCpuMsPerSignIn: perSignIn(identityCpu),
-            driverCpuMsPerSignIn: perSignIn((benchCpu.user + benchCpu.system) / 1000),
-            pgTransactionsPerSignIn: perSignIn(pgCount),
-            serverCpuPct: round2((gatewayCpu / (run.seconds * 1000)) * 100),
-            ...machine,
+            ...cpu,
+            gatewayCpuMsPerSignIn: cpu.serverCpuMsPerRequest,
+            gatewaySystemCpuMsPerSignIn: cpu.serverSystemCpuMsPerRequest,
+            identityCpuMsPerSignIn: round2(identityCpu / Math.max(run.completed, 1)),
           };
           details.push({ connections, ...extra, firstError: run.firstError });
           addRow(
@@ -1141,22 +1125,29 @@ async function waitUntilReady(url: string, child: BenchProcess, all: BenchProces
  * backends report their counters about once a second.
  */
 async function cpuSnapshot(pids: number[], pgTransactions?: () => Promise<number>) {
-  const serverBefore = await totalCpuMs(pids);
+  const serverBefore = await totalCpuSplitMs(pids);
   const benchBefore = process.cpuUsage();
   const pgBefore = await pgTransactions?.();
   const machineBefore = await machineTicks();
   return {
     done: async (result: { durationSeconds: number; requests: number }) => {
       const machine = machineShare(machineBefore, await machineTicks());
-      const server = (await totalCpuMs(pids)) - serverBefore;
+      const serverAfter = await totalCpuSplitMs(pids);
+      const serverSystem = serverAfter.system - serverBefore.system;
+      const server = serverAfter.user - serverBefore.user + serverSystem;
       const bench = process.cpuUsage(benchBefore);
+      const benchMs = (bench.user + bench.system) / 1000;
       const pgAfter = await pgTransactions?.();
       const wallMs = Math.max(result.durationSeconds, 0.001) * 1000;
       const perRequest = (value: number) => round2(value / Math.max(result.requests, 1));
       return {
         serverCpuPct: round2((server / wallMs) * 100),
         serverCpuMsPerRequest: perRequest(server),
-        loadGeneratorCpuPct: round2(((bench.user + bench.system) / 1000 / wallMs) * 100),
+        // The part spent in the kernel: system calls, and on loopback the receiving side's
+        // TCP work, which Linux charges to the sender.
+        serverSystemCpuMsPerRequest: perRequest(serverSystem),
+        loadGeneratorCpuPct: round2((benchMs / wallMs) * 100),
+        loadGeneratorCpuMsPerRequest: perRequest(benchMs),
         ...machine,
         ...(pgBefore === undefined || pgAfter === undefined
           ? {}

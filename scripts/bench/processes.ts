@@ -144,10 +144,13 @@ export async function rssBytes(pid: number): Promise<number> {
   return match === null ? 0 : Number(match[1]) * 1024;
 }
 
-/** Sums cpuMs over processes (split mode: the four services). */
-export async function totalCpuMs(pids: number[]): Promise<number> {
-  const values = await Promise.all(pids.map((pid) => cpuMs(pid)));
-  return values.reduce((sum, value) => sum + value, 0);
+/** Sums cpuSplitMs over processes (split mode: the four services). */
+export async function totalCpuSplitMs(pids: number[]): Promise<{ user: number; system: number }> {
+  const each = await Promise.all(pids.map((pid) => cpuSplitMs(pid)));
+  return {
+    user: each.reduce((sum, cpu) => sum + cpu.user, 0),
+    system: each.reduce((sum, cpu) => sum + cpu.system, 0),
+  };
 }
 
 /**

@@ -145,7 +145,7 @@ export function rowNotes(row: ResultRow): string[] {
   if (typeof row.identityCpuMsPerSignIn === 'number') {
     notes.push(`identity service ${row.identityCpuMsPerSignIn.toFixed(1)} ms CPU/sign-in`);
   }
-  const pg = row.pgTransactionsPerRequest ?? row.pgTransactionsPerSignIn;
+  const pg = row.pgTransactionsPerRequest;
   if (typeof pg === 'number') notes.push(`~${pg.toFixed(1)} PostgreSQL transactions/req`);
   if (typeof row.freshCodes === 'number') {
     notes.push(`${row.freshCodes} fresh codes, ${row.durationSeconds.toFixed(1)} s`);
