@@ -32,6 +32,7 @@ type Row = {
   offeredPct?: number;
   offeredRps?: number;
   capacityRps?: number;
+  generatorStallMaxMs?: number;
   machineBusyPct?: number;
   machineStealPct?: number;
 };
@@ -86,6 +87,8 @@ describe('pnpm bench --quick', () => {
     for (const row of report.results.filter((result) => result.name === 'overload')) {
       expect(row.capacityRps).toBeGreaterThan(0);
       expect(row.offeredRps).toBeCloseTo(((row.capacityRps ?? 0) * (row.offeredPct ?? 0)) / 100, 0);
+      // The generator runs on a worker thread of its own and reports its longest stall.
+      expect(row.generatorStallMaxMs).toBeGreaterThan(0);
     }
     // S4 reports the gateway's CPU per sign-in and the part of it spent in the kernel.
     for (const row of report.results.filter((result) => result.name === 'signin')) {

@@ -17,7 +17,7 @@ import {
   type TestRedis,
 } from '@gateway/testkit';
 import { basicAuthorization, pkcePair, providerBrowser } from './browser.js';
-import { runOpenLoop } from './open-loop.js';
+import { runOpenLoopInWorker } from './open-loop-worker.js';
 import { runLoad, type LoadRequest, type LoadResult } from './load.js';
 import {
   allocationCommand,
@@ -901,7 +901,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           const offeredRps = capacity * factor;
           const sampler = sampleRss(gateway.pid);
           const usage = await cpuSnapshot([gateway.pid], pgTransactions);
-          const run = await runOpenLoop({
+          const run = await runOpenLoopInWorker({
             url: gatewayUrl,
             ratePerSecond: offeredRps,
             durationSeconds: profile.overloadSeconds,
@@ -938,6 +938,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             p99FromScheduleMs: run.p99FromScheduleMs,
             latencyByStatus: run.latencyByStatus,
             backlogMax: run.backlogMax,
+            generatorStallMaxMs: run.generatorStallMaxMs,
+            benchThreadStallMaxMs: run.benchThreadStallMaxMs,
             connectionsReplaced: run.connectionsReplaced,
             refusalBodies: run.bodies,
             comparedWithConnections: base,

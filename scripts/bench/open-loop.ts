@@ -52,6 +52,11 @@ export type OpenLoopResult = {
   connectionsReplaced: number;
   /** The most requests that waited for a connection at once (0: the pool kept up). */
   backlogMax: number;
+  /**
+   * The generator's own longest stall: the longest gap between two turns of its 1 ms
+   * schedule. Requests due in a stall go out late, in a burst, and count as slow answers.
+   */
+  generatorStallMaxMs: number;
   /** The first answer body seen for each status other than 200. */
   bodies: Record<string, string>;
 };
@@ -244,9 +249,14 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
     return waiting;
   };
   const expiry = setInterval(() => expire(performance.now()), 50);
+  let lastTickAt = startedAt;
+  let stallMax = 0;
   await new Promise<void>((resolve) => {
     const schedule = setInterval(() => {
-      const now = Math.min(performance.now(), endsAt);
+      const tickAt = performance.now();
+      stallMax = Math.max(stallMax, tickAt - lastTickAt);
+      lastTickAt = tickAt;
+      const now = Math.min(tickAt, endsAt);
       // Catch up on every request due by now (timers fire late on a busy machine).
       while (startedAt + offered * intervalMs < now) {
         dispatch({ scheduledAt: startedAt + offered * intervalMs, sentAt: 0 });
@@ -298,6 +308,7 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
     durationSeconds: seconds / 1000,
     connectionsReplaced: replaced,
     backlogMax,
+    generatorStallMaxMs: round2(stallMax),
     bodies,
   };
 }

@@ -25,6 +25,8 @@ describe('rowNotes', () => {
           offeredRps: 100.4,
           offeredPct: 120,
           p99FromScheduleMs: 42.26,
+          backlogMax: 707,
+          generatorStallMaxMs: 14.6,
           rssGrowthPct: -1.5,
           serverCpuPct: 99.6,
           machineBusyPct: 70.2,
@@ -35,9 +37,17 @@ describe('rowNotes', () => {
       '200: 2000, 503: 1000',
       'offered 100/s (120%) open-loop',
       'p99 from the schedule 42.3 ms',
+      'up to 707 waiting for a connection',
+      'generator stalled up to 15 ms',
       'RSS −1.5%',
       'server 100% CPU',
       'machine 70% busy, 0.4% stolen',
+    ]);
+  });
+
+  it('leaves out a backlog that never formed', () => {
+    expect(rowNotes(row({ backlogMax: 0, generatorStallMaxMs: 3.2 }))).toEqual([
+      'generator stalled up to 3 ms',
     ]);
   });
 

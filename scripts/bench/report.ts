@@ -135,6 +135,14 @@ export function rowNotes(row: ResultRow): string[] {
   if (typeof row.p99FromScheduleMs === 'number') {
     notes.push(`p99 from the schedule ${row.p99FromScheduleMs.toFixed(1)} ms`);
   }
+  // S5's clients: how many requests at most waited for one of their connections, and the
+  // generator's own longest stall (open-loop.ts), which delays requests as much as the server.
+  if (typeof row.backlogMax === 'number' && row.backlogMax > 0) {
+    notes.push(`up to ${row.backlogMax} waiting for a connection`);
+  }
+  if (typeof row.generatorStallMaxMs === 'number') {
+    notes.push(`generator stalled up to ${row.generatorStallMaxMs.toFixed(0)} ms`);
+  }
   if (typeof row.rssGrowthPct === 'number') {
     const sign = row.rssGrowthPct >= 0 ? '+' : '−';
     notes.push(`RSS ${sign}${Math.abs(row.rssGrowthPct).toFixed(1)}%`);
