@@ -79,4 +79,19 @@ describe('runOpenLoop', () => {
     expect(result.errors).toBe(result.statusCounts['503']);
     expect(result.bodies['503']).toBe('{"code":"SERVICE_UNAVAILABLE"}');
   });
+
+  it('reports its own longest stall, whose requests go out late and count as slow', async () => {
+    // The thread is blocked for 150 ms a quarter of a second into a 0.6 s run at 200 a
+    // second: the 30 requests due meanwhile are sent when it ends, each late by up to 150 ms.
+    const blocked = setTimeout(() => {
+      const until = performance.now() + 150;
+      while (performance.now() < until);
+    }, 250);
+    const result = await offer(200, 0.6, 4, ['/ok?ms=0']);
+    clearTimeout(blocked);
+    expect(result.answered).toBe(result.offered);
+    expect(result.errors).toBe(0);
+    expect(result.generatorStallMaxMs).toBeGreaterThanOrEqual(150);
+    expect(result.p99FromScheduleMs).toBeGreaterThanOrEqual(100);
+  });
 });
