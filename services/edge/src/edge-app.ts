@@ -116,6 +116,9 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
   // every edge that hears the feed; issuer resolutions and verified keys drop themselves).
   feed.subscribe(() => cors.invalidate());
 
+  // Browsers ask every host for an icon; the gateway has none, and says so without a 404.
+  app.get('/favicon.ico', answerWithoutIcon);
+
   const catalog = new OperationCatalog();
   const router = express.Router();
   registerHealthRoutes(router, catalog, clients, { probeTimeoutMs: config.databaseTimeoutMs });
@@ -168,7 +171,8 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
   app.use(router);
 
   app.use(createUnmatchedRouteHandler(catalog));
-  app.use(createErrorHandler(logger));
+  const errorPage = { accountUrl: config.accountCenterUrl };
+  app.use(createErrorHandler(logger, errorPage));
 
   const fastLane = createFastLane({
     operations: loginOperations,
@@ -183,8 +187,14 @@ export function createEdgeApp(options: EdgeAppOptions): EdgeApp {
     }),
     clientAddress: (req) =>
       trust === undefined ? (req.socket.remoteAddress ?? 'unknown') : proxyAddr(req, trust),
+    errorPage,
   });
   return function serveEdge(req, res) {
     if (!fastLane(req, res)) app(req, res);
   };
+}
+
+function answerWithoutIcon(_req: express.Request, res: express.Response): void {
+  res.setHeader('Cache-Control', 'public, max-age=86400');
+  res.status(204).end();
 }

@@ -8,6 +8,7 @@ import {
   type Logger,
 } from '@gateway/telemetry';
 import { writeErrorAnswer } from './error-handler.js';
+import { wantsErrorPage, type ErrorPageOptions } from './error-page.js';
 import { runLeanOperation, type AnyLeanOperation, type LeanContext } from './lean-operation.js';
 import type { LoadShedder } from './load-shedding.js';
 import type { LimitedOperation, RateLimiter } from './rate-limit.js';
@@ -23,6 +24,8 @@ export type FastLaneOptions = {
   shedder: LoadShedder;
   /** The client's address, after trusted proxies (as Express's `req.ip`). */
   clientAddress: (req: IncomingMessage) => string;
+  /** For the error page a browser navigation to start or callback may get (error-page.ts). */
+  errorPage: ErrorPageOptions;
 };
 
 /** Answers a request it serves and returns true; false leaves the request to Express. */
@@ -43,7 +46,8 @@ const LIMITS: Record<string, LimitedOperation> = {
  * introspection's real work. Everything else the edge does to a request happens here too, in
  * the same order and with the same helpers: security headers, request id, trace span named
  * by operationId, one log line, rate limits, then the operation itself (lean-operation.ts,
- * shared with the Express route) and the spec's error body.
+ * shared with the Express route) and the spec's error body, or the same error as a page for a
+ * browser navigation that prefers HTML (error-page.ts).
  *
  * Requests that carry an `Origin` are left to Express: credentialed CORS (spec 5) is its
  * middleware's business, and platform backends and browser navigations send none.
@@ -109,7 +113,8 @@ export function createFastLane(options: FastLaneOptions): FastLane {
         res.destroy();
         return;
       }
-      writeErrorAnswer(res, error, logger, path);
+      const page = wantsErrorPage(req, path) ? options.errorPage : undefined;
+      writeErrorAnswer(res, error, logger, path, page);
     }
   }
 }

@@ -26,7 +26,13 @@ import {
   LogoutResultJson,
   ResumeQuery,
 } from './auth-schemas.js';
-import { errorResponses, LOGIN_FLOW_TAGS, PUBLIC, redirectResponse } from './login-operations.js';
+import {
+  ERROR_PAGE_NOTE,
+  errorResponses,
+  LOGIN_FLOW_TAGS,
+  PUBLIC,
+  redirectResponse,
+} from './login-operations.js';
 
 type ObjectSchema = z.ZodType<Record<string, unknown>>;
 
@@ -67,19 +73,23 @@ export function registerAuthRoutes(
     summary: 'Continue a login after an onboarding step (called by the identity UI).',
     description:
       'Re-evaluates onboarding on the server, then redirects to the next onboarding step or ' +
-      'issues the handoff and redirects to the platform callback.',
+      'issues the handoff and redirects to the platform callback. ' +
+      ERROR_PAGE_NOTE,
     tags,
     security: GATEWAY_COOKIE,
     query: ResumeQuery,
     responses: {
       302: redirectResponse('The next onboarding step, or the platform callback with a code.'),
-      ...errorResponses({
-        400: 'Malformed or unknown parameter (VALIDATION_ERROR).',
-        401: 'No session cookie, or a session of another user or environment (UNAUTHORIZED).',
-        404: 'Unknown transaction, or its platform is not active (NOT_FOUND).',
-        409: 'A handoff already exists for the transaction (CONFLICT).',
-        503: 'A gateway service is unavailable.',
-      }),
+      ...errorResponses(
+        {
+          400: 'Malformed or unknown parameter (VALIDATION_ERROR).',
+          401: 'No session cookie, or a session of another user or environment (UNAUTHORIZED).',
+          404: 'Unknown transaction, or its platform is not active (NOT_FOUND).',
+          409: 'A handoff already exists for the transaction (CONFLICT).',
+          503: 'A gateway service is unavailable.',
+        },
+        { page: true },
+      ),
     },
     handler: async ({ query }, _req, res) => {
       const answer = await authFlow.resumeLogin({
@@ -182,16 +192,20 @@ export function registerAuthRoutes(
     description:
       'Redirects to the destination held in `state`. A missing, tampered or expired `state` ' +
       'redirects to ACCOUNT_CENTER_URL (or IDENTITY_POST_LOGOUT_REDIRECT_URI). Platforms never ' +
-      'call it.',
+      'call it. ' +
+      ERROR_PAGE_NOTE,
     tags,
     security: PUBLIC,
     query: LoggedOutQuery,
     responses: {
       302: redirectResponse('The destination chosen at logout, or the fallback URL.'),
-      ...errorResponses({
-        400: 'Unknown parameter (VALIDATION_ERROR).',
-        503: 'A gateway service is unavailable.',
-      }),
+      ...errorResponses(
+        {
+          400: 'Unknown parameter (VALIDATION_ERROR).',
+          503: 'A gateway service is unavailable.',
+        },
+        { page: true },
+      ),
     },
     handler: async ({ query }, _req, res) => {
       // The service owns the fallback for a missing, tampered or expired state (spec 4.7).

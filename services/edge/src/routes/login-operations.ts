@@ -45,21 +45,24 @@ export function createLoginOperations(
       summary: 'Start a login or registration (browser navigation).',
       description:
         'Checks the platform and `returnTo` against the registry, then redirects to the ' +
-        "authorize endpoint of the platform's identity environment. Errors are JSON on the " +
-        'gateway host.',
+        "authorize endpoint of the platform's identity environment. " +
+        ERROR_PAGE_NOTE,
       tags,
       security: PUBLIC,
       query: StartQuery,
       responses: {
         302: redirectResponse("The identity provider's authorize endpoint."),
-        ...errorResponses({
-          400: 'Malformed or unknown parameter (VALIDATION_ERROR) or malformed `returnTo` (INVALID_REDIRECT).',
-          403: '`returnTo` is not registered, or `onboardingMode` differs from the registry (FORBIDDEN).',
-          404: 'Unknown or inactive platform (NOT_FOUND).',
-          409: 'The platform cannot start a login (no callback, no BFF key, inactive environment, central onboarding disabled).',
-          429: 'Too many requests from this address (RATE_LIMITED).',
-          503: 'A gateway service or the identity service is unavailable.',
-        }),
+        ...errorResponses(
+          {
+            400: 'Malformed or unknown parameter (VALIDATION_ERROR) or malformed `returnTo` (INVALID_REDIRECT).',
+            403: '`returnTo` is not registered, or `onboardingMode` differs from the registry (FORBIDDEN).',
+            404: 'Unknown or inactive platform (NOT_FOUND).',
+            409: 'The platform cannot start a login (no callback, no BFF key, inactive environment, central onboarding disabled).',
+            429: 'Too many requests from this address (RATE_LIMITED).',
+            503: 'A gateway service or the identity service is unavailable.',
+          },
+          { page: true },
+        ),
       },
     },
     async handle({ query }) {
@@ -84,7 +87,8 @@ export function createLoginOperations(
         'Completes the login, sets the `svc_auth_session` cookie and redirects to the platform ' +
         'callback with a handoff code, or to an onboarding page. An `error` from the identity ' +
         'provider is 400 VALIDATION_ERROR and the browser stays on the gateway. Parameters ' +
-        'other than those listed are tolerated: identity providers add their own.',
+        'other than those listed are tolerated: identity providers add their own. ' +
+        ERROR_PAGE_NOTE,
       tags,
       security: PUBLIC,
       query: CallbackQuery,
@@ -94,16 +98,19 @@ export function createLoginOperations(
           'The gateway session: `svc_auth_session`, HttpOnly, Path=/, SameSite=Lax, Secure in ' +
             'production, Max-Age until the session expires.',
         ),
-        ...errorResponses({
-          400: 'The identity provider answered with an error, or `code`/`state` is missing (VALIDATION_ERROR).',
-          401: 'The code exchange or the ID token failed.',
-          403: 'The local account is blocked (ACCOUNT_DELETED, ACCOUNT_INACTIVE).',
-          404: 'Invalid, expired or used `state` (NOT_FOUND).',
-          409: 'The environment is inactive, or the transaction is already bound.',
-          429: 'Too many requests from this address (RATE_LIMITED).',
-          502: 'The discovery document is invalid (IDENTITY_DISCOVERY_INVALID).',
-          503: 'A gateway service or the identity service is unavailable.',
-        }),
+        ...errorResponses(
+          {
+            400: 'The identity provider answered with an error, or `code`/`state` is missing (VALIDATION_ERROR).',
+            401: 'The code exchange or the ID token failed.',
+            403: 'The local account is blocked (ACCOUNT_DELETED, ACCOUNT_INACTIVE).',
+            404: 'Invalid, expired or used `state` (NOT_FOUND).',
+            409: 'The environment is inactive, or the transaction is already bound.',
+            429: 'Too many requests from this address (RATE_LIMITED).',
+            502: 'The discovery document is invalid (IDENTITY_DISCOVERY_INVALID).',
+            503: 'A gateway service or the identity service is unavailable.',
+          },
+          { page: true },
+        ),
       },
     },
     async handle({ query }) {
@@ -296,13 +303,24 @@ export function redirectResponse(description: string, setCookie?: string) {
   };
 }
 
+/**
+ * Error answers in the OpenAPI description. `page`: a browser navigation that prefers
+ * `text/html` gets the same error as an HTML page (http/error-page.ts).
+ */
 export function errorResponses(
   descriptions: Partial<Record<number, string>>,
+  options: { page?: boolean } = {},
 ): RouteConfig['responses'] {
+  const content = {
+    'application/json': { schema: ErrorBodySchema },
+    ...(options.page === true ? { 'text/html': { schema: { type: 'string' as const } } } : {}),
+  };
   return Object.fromEntries(
-    Object.entries(descriptions).map(([status, description]) => [
-      status,
-      { description, content: { 'application/json': { schema: ErrorBodySchema } } },
-    ]),
+    Object.entries(descriptions).map(([status, description]) => [status, { description, content }]),
   );
 }
+
+/** The sentence that tells a browser endpoint's readers about its error page. */
+export const ERROR_PAGE_NOTE =
+  'Errors are JSON; a request that prefers `text/html` (a browser navigation) gets the same ' +
+  'status with an HTML page.';
