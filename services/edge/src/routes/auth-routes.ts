@@ -27,6 +27,7 @@ import {
   ResumeQuery,
 } from './auth-schemas.js';
 import {
+  browserErrorResponses,
   ERROR_PAGE_NOTE,
   errorResponses,
   LOGIN_FLOW_TAGS,
@@ -80,16 +81,13 @@ export function registerAuthRoutes(
     query: ResumeQuery,
     responses: {
       302: redirectResponse('The next onboarding step, or the platform callback with a code.'),
-      ...errorResponses(
-        {
-          400: 'Malformed or unknown parameter (VALIDATION_ERROR).',
-          401: 'No session cookie, or a session of another user or environment (UNAUTHORIZED).',
-          404: 'Unknown transaction, or its platform is not active (NOT_FOUND).',
-          409: 'A handoff already exists for the transaction (CONFLICT).',
-          503: 'A gateway service is unavailable.',
-        },
-        { page: true },
-      ),
+      ...browserErrorResponses({
+        400: 'Malformed or unknown parameter (VALIDATION_ERROR).',
+        401: 'No session cookie, or a session of another user or environment (UNAUTHORIZED).',
+        404: 'Unknown transaction, or its platform is not active (NOT_FOUND).',
+        409: 'A handoff already exists for the transaction (CONFLICT).',
+        503: 'A gateway service is unavailable.',
+      }),
     },
     handler: async ({ query }, _req, res) => {
       const answer = await authFlow.resumeLogin({
@@ -199,13 +197,10 @@ export function registerAuthRoutes(
     query: LoggedOutQuery,
     responses: {
       302: redirectResponse('The destination chosen at logout, or the fallback URL.'),
-      ...errorResponses(
-        {
-          400: 'Unknown parameter (VALIDATION_ERROR).',
-          503: 'A gateway service is unavailable.',
-        },
-        { page: true },
-      ),
+      ...browserErrorResponses({
+        400: 'Unknown parameter (VALIDATION_ERROR).',
+        503: 'A gateway service is unavailable.',
+      }),
     },
     handler: async ({ query }, _req, res) => {
       // The service owns the fallback for a missing, tampered or expired state (spec 4.7).

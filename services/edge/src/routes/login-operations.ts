@@ -1,5 +1,5 @@
 import type { Client } from '@connectrpc/connect';
-import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { RouteConfig, ZodContentObject } from '@asteasolutions/zod-to-openapi';
 import type {
   AuthFlowService,
   ExchangeHandoffResponse,
@@ -52,17 +52,14 @@ export function createLoginOperations(
       query: StartQuery,
       responses: {
         302: redirectResponse("The identity provider's authorize endpoint."),
-        ...errorResponses(
-          {
-            400: 'Malformed or unknown parameter (VALIDATION_ERROR) or malformed `returnTo` (INVALID_REDIRECT).',
-            403: '`returnTo` is not registered, or `onboardingMode` differs from the registry (FORBIDDEN).',
-            404: 'Unknown or inactive platform (NOT_FOUND).',
-            409: 'The platform cannot start a login (no callback, no BFF key, inactive environment, central onboarding disabled).',
-            429: 'Too many requests from this address (RATE_LIMITED).',
-            503: 'A gateway service or the identity service is unavailable.',
-          },
-          { page: true },
-        ),
+        ...browserErrorResponses({
+          400: 'Malformed or unknown parameter (VALIDATION_ERROR) or malformed `returnTo` (INVALID_REDIRECT).',
+          403: '`returnTo` is not registered, or `onboardingMode` differs from the registry (FORBIDDEN).',
+          404: 'Unknown or inactive platform (NOT_FOUND).',
+          409: 'The platform cannot start a login (no callback, no BFF key, inactive environment, central onboarding disabled).',
+          429: 'Too many requests from this address (RATE_LIMITED).',
+          503: 'A gateway service or the identity service is unavailable.',
+        }),
       },
     },
     async handle({ query }) {
@@ -98,19 +95,16 @@ export function createLoginOperations(
           'The gateway session: `svc_auth_session`, HttpOnly, Path=/, SameSite=Lax, Secure in ' +
             'production, Max-Age until the session expires.',
         ),
-        ...errorResponses(
-          {
-            400: 'The identity provider answered with an error, or `code`/`state` is missing (VALIDATION_ERROR).',
-            401: 'The code exchange or the ID token failed.',
-            403: 'The local account is blocked (ACCOUNT_DELETED, ACCOUNT_INACTIVE).',
-            404: 'Invalid, expired or used `state` (NOT_FOUND).',
-            409: 'The environment is inactive, or the transaction is already bound.',
-            429: 'Too many requests from this address (RATE_LIMITED).',
-            502: 'The discovery document is invalid (IDENTITY_DISCOVERY_INVALID).',
-            503: 'A gateway service or the identity service is unavailable.',
-          },
-          { page: true },
-        ),
+        ...browserErrorResponses({
+          400: 'The identity provider answered with an error, or `code`/`state` is missing (VALIDATION_ERROR).',
+          401: 'The code exchange or the ID token failed.',
+          403: 'The local account is blocked (ACCOUNT_DELETED, ACCOUNT_INACTIVE).',
+          404: 'Invalid, expired or used `state` (NOT_FOUND).',
+          409: 'The environment is inactive, or the transaction is already bound.',
+          429: 'Too many requests from this address (RATE_LIMITED).',
+          502: 'The discovery document is invalid (IDENTITY_DISCOVERY_INVALID).',
+          503: 'A gateway service or the identity service is unavailable.',
+        }),
       },
     },
     async handle({ query }) {
@@ -303,18 +297,29 @@ export function redirectResponse(description: string, setCookie?: string) {
   };
 }
 
-/**
- * Error answers in the OpenAPI description. `page`: a browser navigation that prefers
- * `text/html` gets the same error as an HTML page (http/error-page.ts).
- */
 export function errorResponses(
   descriptions: Partial<Record<number, string>>,
-  options: { page?: boolean } = {},
 ): RouteConfig['responses'] {
-  const content = {
+  return responsesWith(descriptions, { 'application/json': { schema: ErrorBodySchema } });
+}
+
+/**
+ * The error answers of an endpoint a browser navigates to: JSON, or for a request that
+ * prefers `text/html` the same error as an HTML page (http/error-page.ts).
+ */
+export function browserErrorResponses(
+  descriptions: Partial<Record<number, string>>,
+): RouteConfig['responses'] {
+  return responsesWith(descriptions, {
     'application/json': { schema: ErrorBodySchema },
-    ...(options.page === true ? { 'text/html': { schema: { type: 'string' as const } } } : {}),
-  };
+    'text/html': { schema: { type: 'string' } },
+  });
+}
+
+function responsesWith(
+  descriptions: Partial<Record<number, string>>,
+  content: ZodContentObject,
+): RouteConfig['responses'] {
   return Object.fromEntries(
     Object.entries(descriptions).map(([status, description]) => [status, { description, content }]),
   );
