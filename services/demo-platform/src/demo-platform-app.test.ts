@@ -224,6 +224,9 @@ describe('signing in', () => {
     expect(page).toContain(exchangeBody.session.expiresAt);
     expect(page).toContain('<form method="post" action="/auth/logout">');
     expect(page).not.toContain('gw-token-');
+    // The page names the API operation it shows, not a document outside the repository.
+    expect(page).toContain('<code>POST /v1/auth/exchange</code>');
+    expect(page).not.toMatch(/\bspec\b/i);
   });
 
   it('refuses a callback without a login started here', async () => {

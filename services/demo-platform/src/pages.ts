@@ -61,7 +61,9 @@ export function signedInPage(
   return layout(
     'Signed in',
     html` <h1>You are signed in${email === undefined ? '' : html` as ${email}`}</h1>
-      <p class="muted">What the gateway's exchange (spec 4.4) told this platform.</p>
+      <p class="muted">
+        What the gateway's exchange (<code>POST /v1/auth/exchange</code>) told this platform.
+      </p>
       <section>
         <h2>User</h2>
         <dl>
