@@ -1,6 +1,10 @@
 import { describe, it, expect } from '@jest/globals';
 import { renderConfigTable } from './config-table.js';
-import { configVariables, secretConfigVariableNames } from './config-variables.js';
+import {
+  configVariables,
+  secretConfigVariableNames,
+  variablesRequiredBy,
+} from './config-variables.js';
 import { gatewayEnvSchema } from './env-schema.js';
 import { loadConfig } from './load-config.js';
 
@@ -57,6 +61,19 @@ describe('configVariables', () => {
     ]);
   });
 
+  it('names the run commands that stop without a variable: only start:gateway stops for any', () => {
+    expect(variablesRequiredBy('start')).toEqual([]);
+    expect(variablesRequiredBy('start:split')).toEqual([]);
+    expect(variablesRequiredBy('start:gateway')).toEqual([
+      'IDENTITY_ISSUER',
+      'GATEWAY_ENCRYPTION_KEYS',
+    ]);
+    // Every variable the schema cannot do without stops start:gateway.
+    for (const entry of configVariables.filter((variable) => variable.required)) {
+      expect(entry.requiredBy).toContain('start:gateway');
+    }
+  });
+
   it('marks the secret variables', () => {
     expect([...secretConfigVariableNames].sort()).toEqual([
       'DATABASE_URL',
@@ -87,12 +104,31 @@ describe('renderConfigTable', () => {
   });
 
   it('shows name, required flag, default and description of each variable', () => {
-    expect(table).toContain('| `IDENTITY_ISSUER` | yes |  | Deployment issuer');
+    expect(table).toContain('| `IDENTITY_ISSUER` | `start:gateway` |  | Deployment issuer');
+    expect(table).toMatch(
+      /\| `GATEWAY_ENCRYPTION_KEYS` \| `start:gateway` \| {2}\| .* Secret\. \|/,
+    );
     expect(table).toContain(
       '| `AUTH_HANDOFF_TTL_SECONDS` | no | `60` | Handoff lifetime in seconds, allowed 30 to 300. |',
     );
     expect(table).toMatch(/\| `IDENTITY_SERVICE_KEY` \| no \| {2}\| .* Secret\. \|/);
     for (const entry of configVariables) expect(table).toContain(`| \`${entry.name}\` |`);
+  });
+
+  it('lists every command that requires a variable in its Required cell', () => {
+    const custom = renderConfigTable([
+      {
+        name: 'DATABASE_URL',
+        field: 'databaseUrl',
+        description: 'A database.',
+        required: false,
+        requiredBy: ['start:gateway', 'start:split'],
+        secret: false,
+      },
+    ]);
+    expect(custom).toContain(
+      '| `DATABASE_URL` | `start:gateway`, `start:split` |  | A database. |',
+    );
   });
 
   it('keeps every row at four cells, escaping pipes in text', () => {
@@ -103,6 +139,7 @@ describe('renderConfigTable', () => {
         description: 'a | b.',
         default: '1|2',
         required: false,
+        requiredBy: [],
         secret: false,
       },
     ]);
@@ -118,6 +155,7 @@ function sampleValue(name: string): string {
     PORT: '9090',
     NODE_ENV: 'test',
     LOG_LEVEL: 'debug',
+    LOG_FORMAT: 'pretty',
     IDENTITY_OIDC_CLIENT_ID: 'gateway-client',
     IDENTITY_OIDC_CLIENT_SECRET: 'client-secret',
     IDENTITY_POST_LOGOUT_REDIRECT_URI: 'https://app.example.com/bye',

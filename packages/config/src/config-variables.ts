@@ -1,6 +1,10 @@
 import type { GatewayEnvName } from './env-schema.js';
 import type { GatewayConfig } from './gateway-config.js';
 
+/** The README's run commands (`npx -y pnpm@10.34.9 <command>`). */
+export const RUN_COMMANDS = ['start', 'start:gateway', 'start:split'] as const;
+export type RunCommand = (typeof RUN_COMMANDS)[number];
+
 /** Documentation of one configuration variable; the README table is generated from these. */
 export type ConfigVariable = {
   readonly name: GatewayEnvName;
@@ -9,7 +13,10 @@ export type ConfigVariable = {
   readonly description: string;
   /** Default as written in documentation; absent when unset means "not configured". */
   readonly default?: string;
+  /** The schema has no default: every process stops without it unless its command sets one. */
   readonly required: boolean;
+  /** The run commands that stop without it (`start` and `start:split` derive or generate the rest). */
+  readonly requiredBy: readonly RunCommand[];
   /** Never logged and never echoed in error messages. */
   readonly secret: boolean;
 };
@@ -18,7 +25,12 @@ const variable = (
   name: GatewayEnvName,
   field: keyof GatewayConfig,
   description: string,
-  options: { default?: string; required?: boolean; secret?: boolean } = {},
+  options: {
+    default?: string;
+    required?: boolean;
+    requiredBy?: readonly RunCommand[];
+    secret?: boolean;
+  } = {},
 ): ConfigVariable =>
   Object.freeze({
     name,
@@ -26,6 +38,7 @@ const variable = (
     description,
     ...(options.default === undefined ? {} : { default: options.default }),
     required: options.required ?? false,
+    requiredBy: Object.freeze([...(options.requiredBy ?? [])]),
     secret: options.secret ?? false,
   });
 
@@ -44,11 +57,19 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     { default: 'info' },
   ),
   variable(
+    'LOG_FORMAT',
+    'logFormat',
+    'Log format of `start` and `start:gateway`: `json` (one object per line) or `pretty` ' +
+      '(coloured lines to read; request lines only at LOG_LEVEL `debug` or `trace`). Unset: ' +
+      '`pretty` when NODE_ENV is `development` and stdout is a terminal, otherwise `json`.',
+  ),
+  variable(
     'IDENTITY_ISSUER',
     'identityIssuer',
     'Deployment issuer (HTTPS; HTTP only for localhost, 127.0.0.1, [::1] and *.localhost). ' +
-      'No query, fragment or credentials; a trailing `/` is removed.',
-    { required: true },
+      'No query, fragment or credentials; a trailing `/` is removed. `start` and `start:split` ' +
+      'default to `http://localhost:<PORT>/api/auth/env/PROD`.',
+    { required: true, requiredBy: ['start:gateway'] },
   ),
   variable(
     'IDENTITY_DEPLOYMENT_TIER',
@@ -171,9 +192,9 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     'GATEWAY_ENCRYPTION_KEYS',
     'encryptionKeys',
     'AES-256-GCM keys for reversible secrets, `<id>:<base64url 32-byte key>[,<id>:<key>...]`. ' +
-      'The first key encrypts; the others only decrypt older data (rotation). Required by ' +
-      '`pnpm start:gateway`; `pnpm start` generates one into GATEWAY_DATA_DIR.',
-    { secret: true },
+      'The first key encrypts; the others only decrypt older data (rotation). `start` generates ' +
+      'one into GATEWAY_DATA_DIR; `start:split` generates a throwaway one per run.',
+    { secret: true, requiredBy: ['start:gateway'] },
   ),
   variable(
     'SERVICE_CALL_TIMEOUT_MS',
@@ -247,6 +268,13 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     { default: '100' },
   ),
 ]);
+
+/** The variables `command` stops without. */
+export function variablesRequiredBy(command: RunCommand): GatewayEnvName[] {
+  return configVariables
+    .filter((entry) => entry.requiredBy.includes(command))
+    .map((entry) => entry.name);
+}
 
 /** Names of the variables whose values are secret. */
 export const secretConfigVariableNames: readonly GatewayEnvName[] = Object.freeze(

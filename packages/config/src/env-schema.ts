@@ -51,6 +51,7 @@ const REDIS_KEY_PREFIX_RULE = 'must be 1 to 64 letters, digits, `:`, `_` or `-`'
 export const IDENTITY_TIERS = ['development', 'staging', 'production'] as const;
 export const NODE_ENVS = ['production', 'development', 'test'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_FORMATS = ['json', 'pretty'] as const;
 export const OIDC_CLIENT_ID_PATTERN = /^[0-9A-Za-z@._~-]{1,128}$/;
 
 /**
@@ -61,6 +62,7 @@ export const gatewayEnvSchema = z.object({
   PORT: trimmed(integer(1, 65535).default(8080)),
   NODE_ENV: trimmed(oneOf(NODE_ENVS).default('development')),
   LOG_LEVEL: trimmed(oneOf(LOG_LEVELS).default('info')),
+  LOG_FORMAT: optional(oneOf(LOG_FORMATS)),
   IDENTITY_ISSUER: trimmed(
     checked(checkIssuer, 'is required (the deployment identity issuer URL)'),
   ),

@@ -3,6 +3,7 @@ import { baseUrlOfCallback, CALLBACK_PATH } from './value-rules.js';
 
 export type NodeEnv = GatewayEnv['NODE_ENV'];
 export type LogLevel = GatewayEnv['LOG_LEVEL'];
+export type LogFormat = NonNullable<GatewayEnv['LOG_FORMAT']>;
 
 /** The validated configuration, parsed once at start. Values are already converted. */
 export type GatewayConfig = {
@@ -11,6 +12,8 @@ export type GatewayConfig = {
   /** NODE_ENV is production: Secure cookies, HSTS. */
   readonly production: boolean;
   readonly logLevel: LogLevel;
+  /** Unset: the process chooses (pretty on a development terminal, JSON otherwise). */
+  readonly logFormat: LogFormat | undefined;
   /** Deployment issuer without a trailing `/`. */
   readonly identityIssuer: string;
   /** Tier of the deployment (PROD) identity environment; production requires public HTTPS platform URLs. */
@@ -71,6 +74,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     nodeEnv: env.NODE_ENV,
     production: env.NODE_ENV === 'production',
     logLevel: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT,
     identityIssuer: env.IDENTITY_ISSUER,
     identityDeploymentTier: env.IDENTITY_DEPLOYMENT_TIER,
     identityOidcClientId: env.IDENTITY_OIDC_CLIENT_ID,

@@ -6,10 +6,10 @@ const repositoryRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const entry = pathToFileURL(fileURLToPath(new URL('./index.ts', import.meta.url))).href;
 
 /** Runs loadConfigOrExit in a fresh Node process with only `env` (plus PATH) set. */
-function runWithEnv(env: Record<string, string>) {
+function runWithEnv(env: Record<string, string>, require: string[] = []) {
   const script = [
     `import { loadConfigOrExit } from ${JSON.stringify(entry)};`,
-    'const config = loadConfigOrExit();',
+    `const config = loadConfigOrExit(process.env, { require: ${JSON.stringify(require)} });`,
     'process.stdout.write(`loaded port=${config.port}\\n`);',
   ].join('\n');
   return spawnSync(
@@ -41,6 +41,17 @@ describe('loadConfigOrExit', () => {
         '  - AUTH_HANDOFF_TTL_SECONDS: must be an integer from 30 to 300\n',
     );
     expect(result.stderr).not.toContain('Sv-K3y-abc');
+  });
+
+  it('names every missing required variable in one message with one header', () => {
+    const result = runWithEnv({ PORT: 'abc' }, ['GATEWAY_ENCRYPTION_KEYS']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(
+      'Configuration error:\n' +
+        '  - PORT: must be an integer from 1 to 65535\n' +
+        '  - IDENTITY_ISSUER: is required (the deployment identity issuer URL)\n' +
+        '  - GATEWAY_ENCRYPTION_KEYS: is required by this process but is not set\n',
+    );
   });
 
   it('reports a missing IDENTITY_ISSUER', () => {

@@ -574,3 +574,55 @@ describe('requireConfigValues', () => {
     expect(() => requireConfigValues(config, ['NOT_A_VARIABLE'])).toThrow(TypeError);
   });
 });
+
+describe('loadConfig with required variables and issues of the caller', () => {
+  const errorOf = (run: () => unknown): ConfigError => {
+    try {
+      run();
+    } catch (error) {
+      if (error instanceof ConfigError) return error;
+      throw error;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('names every missing variable in one error, in the order of the configuration table', () => {
+    const error = errorOf(() => loadConfig({}, { require: ['GATEWAY_ENCRYPTION_KEYS'] }));
+    expect(error.variables).toEqual(['IDENTITY_ISSUER', 'GATEWAY_ENCRYPTION_KEYS']);
+    expect(error.message.match(/Invalid configuration:/g)).toHaveLength(1);
+  });
+
+  it('lists bad values, missing required variables and the caller issues together', () => {
+    const error = errorOf(() =>
+      loadConfig(
+        { IDENTITY_ISSUER: 'https://id.example.com', PORT: 'abc', GATEWAY_ENCRYPTION_KEYS: ' ' },
+        {
+          require: ['GATEWAY_ENCRYPTION_KEYS'],
+          issues: [{ variable: 'DEMO_PLATFORM_PORT', rule: 'must be an integer from 1 to 65535' }],
+        },
+      ),
+    );
+    expect(error.variables).toEqual(['PORT', 'GATEWAY_ENCRYPTION_KEYS', 'DEMO_PLATFORM_PORT']);
+  });
+
+  it('reports a required variable that has a bad value once, with its rule', () => {
+    const error = errorOf(() =>
+      loadConfig(
+        { IDENTITY_ISSUER: 'https://id.example.com', GATEWAY_ENCRYPTION_KEYS: 'nope' },
+        { require: ['GATEWAY_ENCRYPTION_KEYS'] },
+      ),
+    );
+    expect(error.variables).toEqual(['GATEWAY_ENCRYPTION_KEYS']);
+    expect(error.issues).toHaveLength(1);
+    expect(error.issues[0]?.rule).not.toContain('is required');
+  });
+
+  it('returns the configuration when every required variable is set', () => {
+    const keys = `k1:${keyText()}`;
+    const config = loadConfig(
+      { IDENTITY_ISSUER: 'https://id.example.com', GATEWAY_ENCRYPTION_KEYS: keys },
+      { require: ['GATEWAY_ENCRYPTION_KEYS'] },
+    );
+    expect(config.encryptionKeys).toBe(keys);
+  });
+});

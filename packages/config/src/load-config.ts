@@ -6,41 +6,70 @@ import type { GatewayEnvName } from './env-schema.js';
 import { toGatewayConfig } from './gateway-config.js';
 import type { GatewayConfig } from './gateway-config.js';
 
+export type LoadConfigOptions = {
+  /** Variables this process needs although the schema lets them be unset. */
+  require?: readonly GatewayEnvName[];
+  /** Problems the caller found in variables of its own (DEMO_PLATFORM_PORT), listed last. */
+  issues?: readonly ConfigIssue[];
+};
+
+const REQUIRED_RULE = 'is required by this process but is not set';
+const schemaOrder = new Map(
+  Object.keys(gatewayEnvSchema.shape).map((name, index) => [name, index]),
+);
+const variablesByName = new Map(configVariables.map((entry) => [entry.name as string, entry]));
+
 /**
  * Parses the environment into a GatewayConfig. Unknown variables are ignored and empty values
- * count as unset. Throws ConfigError naming every bad variable and the rule it broke.
+ * count as unset. Throws one ConfigError naming every bad variable and the rule it broke:
+ * bad values, required ones that are missing (`options.require`) and the caller's own issues.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  options: LoadConfigOptions = {},
+): GatewayConfig {
   const result = gatewayEnvSchema.safeParse(env);
-  if (!result.success) {
-    const issues: ConfigIssue[] = [];
-    for (const issue of result.error.issues) {
-      const variable = String(issue.path[0] ?? '(environment)');
-      // Only the rule texts written in this package reach the message; they hold no values.
-      if (!issues.some((seen) => seen.variable === variable && seen.rule === issue.message)) {
-        issues.push({ variable, rule: issue.message });
-      }
+  const issues: ConfigIssue[] = [];
+  const add = (issue: ConfigIssue) => {
+    if (!issues.some((seen) => seen.variable === issue.variable && seen.rule === issue.rule)) {
+      issues.push(issue);
     }
-    throw new ConfigError(issues);
+  };
+  // Only the rule texts written in this package reach the message; they hold no values.
+  for (const issue of result.error?.issues ?? []) {
+    add({ variable: String(issue.path[0] ?? '(environment)'), rule: issue.message });
   }
-  return toGatewayConfig(result.data);
+  const config = result.success ? toGatewayConfig(result.data) : undefined;
+  for (const name of options.require ?? []) {
+    const unset = config === undefined ? isBlank(env[name]) : isUnsetIn(config, name);
+    if (unset && !issues.some((issue) => issue.variable === name)) {
+      add({ variable: name, rule: REQUIRED_RULE });
+    }
+  }
+  issues.sort(
+    (a, b) => (schemaOrder.get(a.variable) ?? Infinity) - (schemaOrder.get(b.variable) ?? Infinity),
+  );
+  for (const issue of options.issues ?? []) add(issue);
+  if (issues.length > 0 || config === undefined) throw new ConfigError(issues);
+  return config;
 }
 
 /**
- * loadConfig for process entry points: on ConfigError prints
- * `Configuration error:\n  - VAR: rule` to stderr and exits with code 1.
+ * loadConfig for process entry points: on ConfigError prints one
+ * `Configuration error:\n  - VAR: rule` message to stderr and exits with code 1.
  */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function loadConfigOrExit(
+  env: NodeJS.ProcessEnv = process.env,
+  options: LoadConfigOptions = {},
+): GatewayConfig {
   try {
-    return loadConfig(env);
+    return loadConfig(env, options);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`Configuration error:\n${formatConfigIssues(error.issues)}\n`);
     return process.exit(1);
   }
 }
-
-const variablesByName = new Map(configVariables.map((entry) => [entry.name as string, entry]));
 
 /**
  * Throws ConfigError naming each listed variable that is unset in `config`, for processes
@@ -53,12 +82,16 @@ export function requireConfigValues(
 ): void {
   const issues: ConfigIssue[] = [];
   for (const name of names) {
-    const entry = variablesByName.get(name);
-    if (entry === undefined) throw new TypeError(`Unknown configuration variable ${name}`);
-    const value: unknown = config[entry.field];
-    if (value === undefined || (Array.isArray(value) && value.length === 0)) {
-      issues.push({ variable: name, rule: 'is required by this process but is not set' });
-    }
+    if (isUnsetIn(config, name)) issues.push({ variable: name, rule: REQUIRED_RULE });
   }
   if (issues.length > 0) throw new ConfigError(issues);
 }
+
+function isUnsetIn(config: GatewayConfig, name: string): boolean {
+  const entry = variablesByName.get(name);
+  if (entry === undefined) throw new TypeError(`Unknown configuration variable ${name}`);
+  const value: unknown = config[entry.field];
+  return value === undefined || (Array.isArray(value) && value.length === 0);
+}
+
+const isBlank = (value: string | undefined): boolean => value === undefined || value.trim() === '';
