@@ -38,7 +38,8 @@ describe('/account (the accountManagementUrl, spec 2.5)', () => {
     });
     const accountUrl = `${identity.origin}/account?env=PROD`;
     const page = await (await browser.get(accountUrl)).text();
-    expect(page).toContain('bob@example.com (not verified)');
+    expect(page).toContain('<dd>bob@example.com</dd>');
+    expect(page).toMatch(/<dt>E-mail status<\/dt>\s*<dd>Not verified<\/dd>/);
     // Not signed in to PARTNER with this browser.
     const partner = await (await browser.get(`${identity.origin}/account?env=PARTNER`)).text();
     expect(partner).toContain('You are not signed in to this environment.');

@@ -3,10 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccountDirectory } from './account-directory.js';
 import type { DevAccountView } from './dev-identity-options.js';
 import type { EnvironmentProvider } from './environment-provider.js';
-import { html } from './html.js';
+import { html, type SafeHtml } from './html.js';
 import { readForm, sendPage } from './http-io.js';
-import { renderPage } from './page-layout.js';
-import { newPasswordProblem } from './passwords.js';
+import { describedBy, fieldNotes, renderPage } from './page-layout.js';
+import { minimumPasswordLength, newPasswordProblem, passwordRule } from './passwords.js';
 import { errorMessage } from './sign-in-pages.js';
 
 /**
@@ -24,6 +24,15 @@ export type AccountPages = {
 };
 
 export const defaultAccountEnvironment = 'PROD';
+
+type PasswordField = 'currentPassword' | 'newPassword' | 'newPasswordConfirmation';
+
+/** What the page says after a form was sent: about the form, or beside one of its fields. */
+type PageMessage = {
+  error?: string;
+  notice?: string;
+  fieldErrors?: Partial<Record<PasswordField, string>>;
+};
 
 export function createAccountPages(options: {
   environments: ReadonlyMap<string, EnvironmentProvider>;
@@ -65,7 +74,7 @@ export function createAccountPages(options: {
     res: ServerResponse,
     status: number,
     state: NonNullable<Awaited<ReturnType<typeof resolve>>>,
-    message?: { error?: string; notice?: string },
+    message: PageMessage = {},
   ) => {
     const { environment, signedIn } = state;
     const others = [...environments.values()].filter((other) => other !== environment);
@@ -74,8 +83,8 @@ export function createAccountPages(options: {
       status,
       renderPage(
         { title: 'Your account', subtitle: environment.label },
-        html`${errorMessage(message?.error)}${
-            message?.notice === undefined
+        html`${errorMessage(message.error)}${
+            message.notice === undefined
               ? ''
               : html`<p class="notice" role="status">${message.notice}</p>`
           }
@@ -85,7 +94,11 @@ export function createAccountPages(options: {
             the applications you use. This development identity service offers one sign-in method:
             e-mail address and password.
           </p>
-          ${signedIn === undefined ? '' : passwordForm(environment.environment.key, signedIn.csrf)}
+          ${
+            signedIn === undefined
+              ? ''
+              : passwordForm(environment.environment.key, signedIn.csrf, message.fieldErrors)
+          }
           ${
             others.length === 0
               ? ''
@@ -129,7 +142,8 @@ export function createAccountPages(options: {
       const newPassword = form.get('newPassword') ?? '';
       const problem = newPasswordProblem(newPassword, form.get('newPasswordConfirmation') ?? '');
       if (problem !== undefined) {
-        render(res, 400, state, { error: problem });
+        const field = problem.field === 'password' ? 'newPassword' : 'newPasswordConfirmation';
+        render(res, 400, state, { fieldErrors: { [field]: problem.message } });
         return;
       }
       const outcome = await directory.changePassword(
@@ -138,8 +152,12 @@ export function createAccountPages(options: {
         form.get('currentPassword') ?? '',
         newPassword,
       );
-      if (outcome === 'changed') render(res, 200, state, { notice: 'Your password is changed.' });
-      else render(res, 400, state, { error: 'The current password is not correct.' });
+      if (outcome === 'changed') {
+        render(res, 200, state, { notice: 'Your password is changed.' });
+        return;
+      }
+      const wrongPassword = 'The current password is not correct.';
+      render(res, 400, state, { fieldErrors: { currentPassword: wrongPassword } });
     },
   };
 }
@@ -164,7 +182,9 @@ function notSignedIn() {
 function accountDetails(account: DevAccountView) {
   return html`<dl>
     <dt>E-mail</dt>
-    <dd>${account.email}${account.emailVerified ? ' (verified)' : ' (not verified)'}</dd>
+    <dd>${account.email}</dd>
+    <dt>E-mail status</dt>
+    <dd>${account.emailVerified ? 'Verified' : 'Not verified'}</dd>
     ${
       account.name === undefined
         ? ''
@@ -176,7 +196,14 @@ function accountDetails(account: DevAccountView) {
   </dl>`;
 }
 
-function passwordForm(environmentKey: string, csrf: string) {
+function passwordForm(
+  environmentKey: string,
+  csrf: string,
+  errors: PageMessage['fieldErrors'] = {},
+): SafeHtml {
+  const current = { error: errors.currentPassword };
+  const next = { hint: passwordRule, error: errors.newPassword };
+  const again = { error: errors.newPasswordConfirmation };
   return html`<form
     method="post"
     action="/account/password?env=${encodeURIComponent(environmentKey)}"
@@ -189,23 +216,31 @@ function passwordForm(environmentKey: string, csrf: string) {
       type="password"
       autocomplete="current-password"
       required
+      ${describedBy('currentPassword', current)}
     />
+    ${fieldNotes('currentPassword', current)}
     <label for="newPassword">New password</label>
     <input
       id="newPassword"
       name="newPassword"
       type="password"
       autocomplete="new-password"
+      minlength="${minimumPasswordLength}"
       required
+      ${describedBy('newPassword', next)}
     />
+    ${fieldNotes('newPassword', next)}
     <label for="newPasswordConfirmation">New password, again</label>
     <input
       id="newPasswordConfirmation"
       name="newPasswordConfirmation"
       type="password"
       autocomplete="new-password"
+      minlength="${minimumPasswordLength}"
       required
+      ${describedBy('newPasswordConfirmation', again)}
     />
+    ${fieldNotes('newPasswordConfirmation', again)}
     <button type="submit">Change password</button>
   </form>`;
 }

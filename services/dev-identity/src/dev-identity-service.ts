@@ -8,7 +8,7 @@ import {
   type DevIdentityServiceOptions,
 } from './dev-identity-options.js';
 import { createEnvironmentProvider, type EnvironmentProvider } from './environment-provider.js';
-import { fullRequestUrl, RequestRejected, sendJson, sendPage } from './http-io.js';
+import { fullRequestUrl, RequestRejected, sendEmpty, sendJson, sendPage } from './http-io.js';
 import { handleInteraction, type InteractionAction } from './interaction-routes.js';
 import { createInternalUsersApi, internalApiPrefix } from './internal-users-api.js';
 import { renderErrorPage } from './provider-pages.js';
@@ -20,7 +20,7 @@ export type DevIdentityService = {
    * A Node request handler for everything under `/api/auth` (one OpenID Provider per
    * environment at `/api/auth/env/<KEY>`, with its sign-in, registration and sign-out pages),
    * `/env/<KEY>/onboarding` (the onboarding page), `/account` and `/internal/v1`. Any other
-   * path goes to `next`, or answers 404 without it.
+   * path goes to `next`; without it, `/favicon.ico` answers 204 and the rest 404.
    *
    * It routes on the full original path: `req.originalUrl` when set (Express sets it, so
    * `app.use(service.handle)` or `app.use('/api/auth', service.handle)` both work), otherwise
@@ -137,6 +137,7 @@ export async function createDevIdentityService(
       const work = routeFor(req, res, url);
       if (work === undefined) {
         if (next !== undefined) next();
+        else if (url.pathname === '/favicon.ico') answerWithoutIcon(res);
         else notFound(res);
         return;
       }
@@ -173,6 +174,11 @@ function allow(
     res.setHeader('allow', accepted.join(', '));
     sendPage(res, 405, renderErrorPage({ error: 'Method not allowed' }));
   };
+}
+
+/** Browsers ask every host for an icon; the service has none, and says so without a 404. */
+function answerWithoutIcon(res: ServerResponse): void {
+  sendEmpty(res, 204, { 'cache-control': 'public, max-age=86400' });
 }
 
 function notFound(res: ServerResponse): void {

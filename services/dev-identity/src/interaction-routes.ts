@@ -3,9 +3,16 @@ import type { AccountDirectory } from './account-directory.js';
 import type { EnvironmentProvider } from './environment-provider.js';
 import { readForm, redirectSeeOther, sendPage } from './http-io.js';
 import type { Provider } from './oidc-provider-loader.js';
+import { html, type SafeHtml } from './html.js';
 import { renderErrorPage } from './provider-pages.js';
 import { newPasswordProblem } from './passwords.js';
-import { renderLoginPage, renderRegistrationPage, type SignInPageModel } from './sign-in-pages.js';
+import {
+  renderLoginPage,
+  renderRegistrationPage,
+  signInPath,
+  type RegistrationField,
+  type SignInPageModel,
+} from './sign-in-pages.js';
 
 /**
  * The pages oidc-provider sends the browser to during an authorization request, at
@@ -68,10 +75,13 @@ export async function handleInteraction(
     const screen =
       url.searchParams.get('screen') ??
       (interaction.params.screen_hint === 'signup' ? 'signup' : 'login');
+    // "Sign in instead" after a refused registration brings its e-mail address along.
+    const email = url.searchParams.get('email') ?? undefined;
+    const shown = email === undefined ? model : { ...model, email };
     sendPage(
       res,
       200,
-      screen === 'signup' ? renderRegistrationPage(model) : renderLoginPage(model),
+      screen === 'signup' ? renderRegistrationPage(shown) : renderLoginPage(shown),
     );
     return;
   }
@@ -129,10 +139,7 @@ async function signIn(
   const result = await directory.signIn(environment.environment.key, email, password);
   if (result.ok) return result.account.subject;
   if (result.reason === 'suspended') {
-    return refuse(
-      403,
-      `This account is suspended: it cannot sign in to ${environment.environment.displayName}. Contact an administrator.`,
-    );
+    return refuse(403, 'This account is suspended and cannot sign in. Contact an administrator.');
   }
   return refuse(401, 'The e-mail address or the password is not correct.');
 }
@@ -147,8 +154,9 @@ async function register(
   const email = (form.get('email') ?? '').trim();
   const name = (form.get('name') ?? '').trim();
   const password = form.get('password') ?? '';
-  const refuse = (status: number, error: string) => {
-    sendPage(res, status, renderRegistrationPage({ ...model, email, name, error }));
+  const refuse = (status: number, field: RegistrationField, error: string | SafeHtml) => {
+    const fieldErrors = { [field]: error };
+    sendPage(res, status, renderRegistrationPage({ ...model, email, name, fieldErrors }));
     return undefined;
   };
   const problem = registrationProblem({
@@ -157,32 +165,41 @@ async function register(
     password,
     confirmation: form.get('passwordConfirmation') ?? '',
   });
-  if (problem !== undefined) return refuse(400, problem);
+  if (problem !== undefined) return refuse(400, problem.field, problem.message);
   const account = await directory.register(environment.environment.key, {
     email,
     password,
     ...(name === '' ? {} : { name }),
   });
   if (account === undefined) {
+    const signInInstead = signInPath(model.interactionPath, email);
     return refuse(
       409,
-      `An account with this e-mail address already exists in ${environment.environment.displayName}. Sign in instead.`,
+      'email',
+      html`An account with this e-mail address already exists.
+        <a href="${signInInstead}">Sign in instead</a>.`,
     );
   }
   return account.subject;
 }
 
+/** The first value of the registration form that is refused, and why. */
 function registrationProblem(fields: {
   email: string;
   name: string;
   password: string;
   confirmation: string;
-}): string | undefined {
+}): { field: RegistrationField; message: string } | undefined {
   if (fields.email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(fields.email)) {
-    return 'Enter a valid e-mail address.';
+    return { field: 'email', message: 'Enter a valid e-mail address.' };
   }
-  if (fields.name.length > 200) return 'The name can have at most 200 characters.';
-  return newPasswordProblem(fields.password, fields.confirmation);
+  if (fields.name.length > 200) {
+    return { field: 'name', message: 'The name can have at most 200 characters.' };
+  }
+  const problem = newPasswordProblem(fields.password, fields.confirmation);
+  if (problem === undefined) return undefined;
+  const field = problem.field === 'password' ? 'password' : 'passwordConfirmation';
+  return { field, message: problem.message };
 }
 
 /**

@@ -13,6 +13,9 @@ input{width:100%;padding:.55rem .7rem;border:1px solid #d0d7de;border-radius:.4r
 button{margin-top:1.5rem;width:100%;padding:.65rem;border:0;border-radius:.4rem;background:#0969da;color:#fff;font:inherit;font-weight:600;cursor:pointer}
 button.secondary{background:none;color:#57606a;margin-top:.5rem;text-decoration:underline}
 .error{margin:1rem 0;padding:.6rem .8rem;border-radius:.4rem;background:#ffebe9;color:#82071e}
+.hint{margin:.25rem 0 0;color:#57606a;font-size:.875rem}
+.field-error{margin:.25rem 0 0;color:#82071e;font-size:.9rem;font-weight:600}
+input[aria-invalid=true]{border-color:#cf222e}
 .notice{margin:1rem 0;padding:.6rem .8rem;border-radius:.4rem;background:#dafbe1;color:#116329}
 .switch{margin-top:1.5rem;text-align:center;font-size:.95rem}
 dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
@@ -76,4 +79,32 @@ export function renderPage(options: PageOptions, content: SafeHtml): string {
         ${options.autoSubmitLogout === true ? scriptElement : ''}
       </body>
     </html> `.markup;
+}
+
+/** What a form shows beside one field: its rule, and what was wrong with the value sent. */
+export type FieldNotes = { hint?: string | undefined; error?: string | SafeHtml | undefined };
+
+/**
+ * The attributes that tie an input to its notes (`fieldNotes` with the same id), for screen
+ * readers, and mark it invalid when the server refused its value.
+ */
+export function describedBy(id: string, notes: FieldNotes): SafeHtml {
+  const ids = [
+    notes.hint === undefined ? undefined : `${id}-hint`,
+    notes.error === undefined ? undefined : `${id}-error`,
+  ].filter((noteId) => noteId !== undefined);
+  if (ids.length === 0) return html``;
+  const invalid = notes.error === undefined ? '' : html` aria-invalid="true"`;
+  return html`aria-describedby="${ids.join(' ')}"${invalid}`;
+}
+
+/** The notes of one field, rendered right below its input. */
+export function fieldNotes(id: string, notes: FieldNotes): SafeHtml {
+  return html`${
+    notes.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${notes.hint}</p>`
+  }${
+    notes.error === undefined
+      ? ''
+      : html`<p class="field-error" id="${id}-error" role="alert">${notes.error}</p>`
+  }`;
 }

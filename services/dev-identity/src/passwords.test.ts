@@ -13,10 +13,19 @@ describe('passwords', () => {
     expect(await verifyPassword('correct horse', 'plain-text')).toBe(false);
   });
 
-  it('states what is wrong with a new password', () => {
-    expect(newPasswordProblem('short', 'short')).toMatch(/at least 8/);
-    expect(newPasswordProblem('x'.repeat(1025), 'x'.repeat(1025))).toMatch(/at most 1024/);
-    expect(newPasswordProblem('long-enough', 'long-enougH')).toMatch(/not the same/);
+  it('states what is wrong with a new password, and in which field', () => {
+    expect(newPasswordProblem('short', 'short')).toEqual({
+      field: 'password',
+      message: 'The password needs at least 8 characters.',
+    });
+    expect(newPasswordProblem('x'.repeat(1025), 'x'.repeat(1025))).toEqual({
+      field: 'password',
+      message: 'The password can have at most 1024 characters.',
+    });
+    expect(newPasswordProblem('long-enough', 'long-enougH')).toEqual({
+      field: 'confirmation',
+      message: 'The two passwords are not the same.',
+    });
     expect(newPasswordProblem('long-enough', 'long-enough')).toBeUndefined();
   });
 });

@@ -9,15 +9,35 @@ const format = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)
 export const minimumPasswordLength = 8;
 const maximumPasswordLength = 1024;
 
+/** The rule for a new password, shown beside its field before anything is submitted. */
+export const passwordRule = `At least ${minimumPasswordLength} characters.`;
+
+/**
+ * Why a new password is refused, and which field of the form it concerns: the new password
+ * itself or its repetition.
+ */
+export type PasswordProblem = { field: 'password' | 'confirmation'; message: string };
+
 /** Why a new password is refused, or undefined when it is acceptable. */
-export function newPasswordProblem(password: string, confirmation: string): string | undefined {
+export function newPasswordProblem(
+  password: string,
+  confirmation: string,
+): PasswordProblem | undefined {
   if (password.length < minimumPasswordLength) {
-    return `The password needs at least ${minimumPasswordLength} characters.`;
+    return {
+      field: 'password',
+      message: `The password needs at least ${minimumPasswordLength} characters.`,
+    };
   }
   if (password.length > maximumPasswordLength) {
-    return `The password can have at most ${maximumPasswordLength} characters.`;
+    return {
+      field: 'password',
+      message: `The password can have at most ${maximumPasswordLength} characters.`,
+    };
   }
-  if (password !== confirmation) return 'The two passwords are not the same.';
+  if (password !== confirmation) {
+    return { field: 'confirmation', message: 'The two passwords are not the same.' };
+  }
   return undefined;
 }
 

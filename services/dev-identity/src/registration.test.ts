@@ -143,7 +143,7 @@ describe('registration (screen_hint=signup)', () => {
           password: 'long-enough',
           passwordConfirmation: 'long-enough',
         },
-        message: 'An account with this e-mail address already exists in Deployment.',
+        message: 'An account with this e-mail address already exists.',
         status: 409,
       },
     ];

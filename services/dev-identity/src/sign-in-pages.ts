@@ -1,13 +1,19 @@
 import { html, type SafeHtml } from './html.js';
-import { renderPage } from './page-layout.js';
-import { minimumPasswordLength } from './passwords.js';
+import { describedBy, fieldNotes, renderPage } from './page-layout.js';
+import { minimumPasswordLength, passwordRule } from './passwords.js';
+
+/** The fields of the registration form. */
+export type RegistrationField = 'email' | 'name' | 'password' | 'passwordConfirmation';
 
 export type SignInPageModel = {
   /** Shown under the title: which environment the account belongs to. */
   environmentLabel: string;
   /** The interaction's URL path; the forms post below it. */
   interactionPath: string;
+  /** What went wrong with the form as a whole, shown above it. */
   error?: string;
+  /** What the server refused in one field, shown beside that field. */
+  fieldErrors?: Partial<Record<RegistrationField, string | SafeHtml>>;
   /** Values to show again after an error (never the password). */
   email?: string;
   name?: string;
@@ -46,6 +52,11 @@ export function renderLoginPage(model: SignInPageModel): string {
 }
 
 export function renderRegistrationPage(model: SignInPageModel): string {
+  const errors = model.fieldErrors ?? {};
+  const email = { error: errors.email };
+  const name = { error: errors.name };
+  const password = { hint: passwordRule, error: errors.password };
+  const confirmation = { error: errors.passwordConfirmation };
   return renderPage(
     { title: 'Create an account', subtitle: model.environmentLabel },
     html`${errorMessage(model.error)}
@@ -59,7 +70,9 @@ export function renderRegistrationPage(model: SignInPageModel): string {
           required
           autofocus
           value="${model.email ?? ''}"
+          ${describedBy('email', email)}
         />
+        ${fieldNotes('email', email)}
         <label for="name">Name</label>
         <input
           id="name"
@@ -68,8 +81,10 @@ export function renderRegistrationPage(model: SignInPageModel): string {
           autocomplete="name"
           maxlength="200"
           value="${model.name ?? ''}"
+          ${describedBy('name', name)}
         />
-        <label for="password">Password (at least ${minimumPasswordLength} characters)</label>
+        ${fieldNotes('name', name)}
+        <label for="password">Password</label>
         <input
           id="password"
           name="password"
@@ -77,7 +92,9 @@ export function renderRegistrationPage(model: SignInPageModel): string {
           autocomplete="new-password"
           minlength="${minimumPasswordLength}"
           required
+          ${describedBy('password', password)}
         />
+        ${fieldNotes('password', password)}
         <label for="passwordConfirmation">Password, again</label>
         <input
           id="passwordConfirmation"
@@ -86,14 +103,23 @@ export function renderRegistrationPage(model: SignInPageModel): string {
           autocomplete="new-password"
           minlength="${minimumPasswordLength}"
           required
+          ${describedBy('passwordConfirmation', confirmation)}
         />
+        ${fieldNotes('passwordConfirmation', confirmation)}
         <button type="submit">Create account</button>
       </form>
       ${cancelForm(model.interactionPath)}
       <p class="switch">
-        Already have an account? <a href="${model.interactionPath}?screen=login">Sign in</a>
+        Already have an account? <a href="${signInPath(model.interactionPath)}">Sign in</a>
       </p>`,
   );
+}
+
+/** The sign-in page of the same interaction, with the e-mail address filled in when given. */
+export function signInPath(interactionPath: string, email?: string): string {
+  const query = new URLSearchParams({ screen: 'login' });
+  if (email !== undefined && email !== '') query.set('email', email);
+  return `${interactionPath}?${query.toString()}`;
 }
 
 function cancelForm(interactionPath: string): SafeHtml {
