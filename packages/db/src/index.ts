@@ -1,4 +1,11 @@
 export { createDatabase } from './create-database.js';
+export {
+  DATA_DIR_LOCK_FILE,
+  DataDirLockedError,
+  lockDataDir,
+  type DataDirLock,
+} from './data-dir-lock.js';
+export { restrictToOwner } from './restrict-to-owner.js';
 export type {
   CreateDatabaseOptions,
   Database,

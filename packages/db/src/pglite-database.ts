@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import knexModule from 'knex';
@@ -8,6 +8,7 @@ import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
 import { createListenerSet, pgliteListeners } from './listener.js';
 import { PGliteKnexClient } from './pglite-client.js';
 import { pingDatabase } from './ping.js';
+import { restrictToOwner } from './restrict-to-owner.js';
 import { pgliteParsers } from './type-parsers.js';
 
 const DEFAULT_WAIT_FOR_CONNECTION_MS = 30_000;
@@ -55,9 +56,13 @@ async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
   if (dataDir === undefined) {
     return PGlite.create({ parsers: pgliteParsers, loadDataDir: await pristineCluster() });
   }
+  // Owner-only: the cluster holds every account and platform of the gateway.
   const folder = resolve(dataDir);
-  await mkdir(folder, { recursive: true });
-  return PGlite.create({ dataDir: folder, parsers: pgliteParsers });
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  await chmod(folder, 0o700);
+  const pglite = await PGlite.create({ dataDir: folder, parsers: pgliteParsers });
+  await restrictToOwner(folder);
+  return pglite;
 }
 
 // Creating a PGlite cluster (initdb in WebAssembly) takes seconds; loading a copy of a fresh
