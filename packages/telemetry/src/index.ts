@@ -8,8 +8,14 @@ export {
   startDependencySpan,
   traceDependencyCall,
 } from './dependency-spans.js';
-export { createLogger, REDACTED, REDACTED_PATHS } from './logger.js';
-export type { Logger, LoggerCreateOptions } from './logger.js';
+export {
+  chooseLogFormat,
+  createLogger,
+  createPrettyDestination,
+  REDACTED,
+  REDACTED_PATHS,
+} from './logger.js';
+export type { Logger, LoggerCreateOptions, LogFormat } from './logger.js';
 export { activeTraceFields } from './active-trace-fields.js';
 export type { TraceFields } from './active-trace-fields.js';
 export {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { pino } from 'pino';
 import type { DestinationStream, Logger, LoggerOptions } from 'pino';
+import { isColorSupported, prettyFactory } from 'pino-pretty';
 import { activeTraceFields } from './active-trace-fields.js';
 
 export type { Logger } from 'pino';
@@ -12,6 +13,23 @@ export interface LoggerCreateOptions {
   level?: string;
   /** Where lines go; stdout unless given (tests pass a memory stream). */
   destination?: DestinationStream;
+  /** `json` (the default) or `pretty`: lines for a person at a terminal (createPrettyDestination). */
+  format?: LogFormat;
+}
+
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * LOG_FORMAT when set; otherwise `pretty` for a development process whose stdout is a
+ * terminal, and JSON everywhere else (production, containers, pipes, tests).
+ */
+export function chooseLogFormat(options: {
+  configured: LogFormat | undefined;
+  nodeEnv: string;
+  stdoutIsTerminal: boolean;
+}): LogFormat {
+  if (options.configured !== undefined) return options.configured;
+  return options.nodeEnv === 'development' && options.stdoutIsTerminal ? 'pretty' : 'json';
 }
 
 /** The censor written in place of every redacted value. */
@@ -84,10 +102,59 @@ function createBatchedStdout(): DestinationStream {
 
 let batchedStdout: DestinationStream | undefined;
 
+/** Fields of the request lines (request-logging-middleware.ts). */
+type RequestLine = { method: string; path: string; status?: number; durationMs?: number };
+
+const isRequestLine = (
+  entry: Record<string, unknown>,
+): entry is Record<string, unknown> & RequestLine =>
+  typeof entry.method === 'string' &&
+  typeof entry.path === 'string' &&
+  (entry.msg === 'request completed' || entry.msg === 'request aborted');
+
+/**
+ * Lines for a person at a terminal: time, level and message in colour, other fields on the
+ * same line, without the fields every line repeats (pid, hostname, service, trace ids). A
+ * request line shrinks to `GET /path 200 3 ms`; successful ones are shown only at `debug`
+ * and `trace`, so a browser's requests do not push the start banner off the screen.
+ */
+export function createPrettyDestination(options: {
+  level: string;
+  write?: (text: string) => void;
+  colorize?: boolean;
+}): DestinationStream {
+  const prettify = prettyFactory({
+    colorize: options.colorize ?? (isColorSupported && process.stdout.isTTY === true),
+    translateTime: 'HH:MM:ss',
+    ignore: 'pid,hostname,service,trace_id,span_id,trace_flags',
+    singleLine: true,
+  });
+  const showRequests = options.level === 'debug' || options.level === 'trace';
+  const write = options.write ?? ((text: string) => void process.stdout.write(text));
+  return {
+    write(line: string) {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      if (!isRequestLine(entry)) return write(prettify(entry));
+      if (entry.level === 'info' && !showRequests) return;
+      const { method, path, status, durationMs } = entry;
+      const duration = durationMs === undefined ? '' : ` ${Math.round(durationMs)} ms`;
+      const outcome = entry.msg === 'request aborted' ? 'aborted' : String(status);
+      write(
+        prettify({
+          level: entry.level,
+          time: entry.time,
+          msg: `${method} ${path} ${outcome}${duration}`,
+        }),
+      );
+    },
+  };
+}
+
 /**
  * A pino logger whose lines carry `service`, and `trace_id` / `span_id` / `trace_flags`
  * of the active span, with secrets censored as `[redacted]`. Without a destination it writes
- * to stdout in batches (createBatchedStdout).
+ * JSON to stdout in batches (createBatchedStdout), or, with format `pretty`, readable lines
+ * to stdout as they come (createPrettyDestination).
  */
 export function createLogger(options: LoggerCreateOptions): Logger {
   const loggerOptions: LoggerOptions = {
@@ -98,5 +165,9 @@ export function createLogger(options: LoggerCreateOptions): Logger {
     mixin: activeTraceFields,
     redact: { paths: [...REDACTED_PATHS], censor: REDACTED },
   };
+  if (options.format === 'pretty') {
+    const pretty = createPrettyDestination({ level: loggerOptions.level ?? 'info' });
+    return pino(loggerOptions, options.destination ?? pretty);
+  }
   return pino(loggerOptions, options.destination ?? (batchedStdout ??= createBatchedStdout()));
 }
