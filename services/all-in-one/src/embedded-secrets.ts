@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateEncryptionKeySpec, randomToken } from '@gateway/crypto';
 
-type EmbeddedSecrets = {
+export type EmbeddedSecrets = {
   GATEWAY_ENCRYPTION_KEYS: string;
   IDENTITY_ENVIRONMENT_SECRET_KEY: string;
   /** The gateway's client secret at the development identity service (and IDENTITY_OIDC_CLIENT_SECRET). */
@@ -12,22 +12,27 @@ type EmbeddedSecrets = {
   IDENTITY_SERVICE_KEY: string;
 };
 
-/**
- * The embedded default needs at-rest encryption keys but asks the newcomer for none: they
- * are generated on the first start into `<dataDir>/secrets.json` (mode 0600) and read back
- * on later starts, so encrypted data stays readable across restarts.
- */
-export async function loadOrCreateEmbeddedSecrets(dataDir: string): Promise<EmbeddedSecrets> {
-  const file = join(dataDir, 'secrets.json');
-  let stored: Partial<EmbeddedSecrets> = {};
+const secretsFile = (dataDir: string) => join(dataDir, 'secrets.json');
+
+async function readStoredSecrets(dataDir: string): Promise<Partial<EmbeddedSecrets>> {
   try {
-    stored = JSON.parse(await readFile(file, 'utf8')) as Partial<EmbeddedSecrets>;
+    return JSON.parse(await readFile(secretsFile(dataDir), 'utf8')) as Partial<EmbeddedSecrets>;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return {};
   }
-  // Values kept from earlier starts win; missing ones (a data folder of an older version)
-  // are generated.
-  const secrets: EmbeddedSecrets = {
+}
+
+/**
+ * The embedded default needs at-rest encryption keys but asks the newcomer for none: they
+ * are generated on the first start and kept in `<dataDir>/secrets.json` (mode 0600), so
+ * encrypted data stays readable across restarts. This only reads: values kept from earlier
+ * starts win, missing ones (a new folder, or one of an older version) are generated in
+ * memory, and saveEmbeddedSecrets writes them once the data folder is locked.
+ */
+export async function loadEmbeddedSecrets(dataDir: string): Promise<EmbeddedSecrets> {
+  const stored = await readStoredSecrets(dataDir);
+  return {
     GATEWAY_ENCRYPTION_KEYS: stored.GATEWAY_ENCRYPTION_KEYS ?? generateEncryptionKeySpec('k1'),
     IDENTITY_ENVIRONMENT_SECRET_KEY: stored.IDENTITY_ENVIRONMENT_SECRET_KEY ?? randomToken(32),
     DEV_IDENTITY_GATEWAY_CLIENT_SECRET:
@@ -35,10 +40,30 @@ export async function loadOrCreateEmbeddedSecrets(dataDir: string): Promise<Embe
     DEV_IDENTITY_ADMIN_CLIENT_SECRET: stored.DEV_IDENTITY_ADMIN_CLIENT_SECRET ?? randomToken(32),
     IDENTITY_SERVICE_KEY: stored.IDENTITY_SERVICE_KEY ?? randomToken(32),
   };
-  if (Object.keys(secrets).every((name) => stored[name as keyof EmbeddedSecrets] !== undefined)) {
-    return secrets;
+}
+
+/**
+ * Writes the secrets this process uses into `<dataDir>/secrets.json` unless the file already
+ * holds them all. A file that changed since loadEmbeddedSecrets read it (another process
+ * finished its first start in between) is kept, and the start fails: starting again uses it.
+ */
+export async function saveEmbeddedSecrets(
+  dataDir: string,
+  secrets: EmbeddedSecrets,
+): Promise<void> {
+  const stored = await readStoredSecrets(dataDir);
+  const names = Object.keys(secrets) as (keyof EmbeddedSecrets)[];
+  if (names.some((name) => stored[name] !== undefined && stored[name] !== secrets[name])) {
+    throw new Error(`${secretsFile(dataDir)} changed while this process started; start it again.`);
   }
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  if (names.every((name) => stored[name] !== undefined)) return;
+  await writeFile(secretsFile(dataDir), `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** loadEmbeddedSecrets and saveEmbeddedSecrets at once, for a folder no other process uses. */
+export async function loadOrCreateEmbeddedSecrets(dataDir: string): Promise<EmbeddedSecrets> {
+  const secrets = await loadEmbeddedSecrets(dataDir);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await saveEmbeddedSecrets(dataDir, secrets);
   return secrets;
 }

@@ -1,12 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCookieJar, unusedLocalPort, waitFor, type CookieJar } from '@gateway/testkit';
 
-// The README's first command (`pnpm start`) as a newcomer runs it: the gateway, the
+// The README's first command (`npx -y pnpm@10.34.9 start`) as a newcomer runs it: the gateway, the
 // development identity service and the demo platform start together, the demo platform is
 // registered through the admin API, and a browser (fetch + a cookie jar) signs in on the
 // demo platform and lands on its signed-in page. Restarts keep the data and the key.
@@ -39,7 +40,7 @@ type Run = {
 };
 const started: Run[] = [];
 
-function startFirstRun(): Run {
+function startFirstRun(env: Record<string, string> = {}): Run {
   let output = '';
   const child = spawn(
     process.execPath,
@@ -51,6 +52,7 @@ function startFirstRun(): Run {
         DEMO_PLATFORM_PORT: String(demoPort),
         GATEWAY_DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -202,7 +204,21 @@ const readKeyFile = async () =>
     credentialId: string;
   };
 
-describe('pnpm start (the first run)', () => {
+/** Every entry of the data folder whose mode lets the group or others in. */
+async function openToOthers(folder: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of ['.', ...(await readdir(folder, { recursive: true }))]) {
+    const stats = await lstat(join(folder, entry));
+    if (!stats.isSymbolicLink() && (stats.mode & 0o077) !== 0) {
+      found.push(`${entry} ${(stats.mode & 0o777).toString(8)}`);
+    }
+  }
+  return found;
+}
+
+const readLock = async () => readFile(join(dataDir, 'gateway.lock'), 'utf8');
+
+describe('start (the first run)', () => {
   let firstKey: { clientId: string; clientSecret: string; credentialId: string };
 
   it('starts the gateway, the identity service and the demo platform and names them, with the demo accounts', async () => {
@@ -219,12 +235,65 @@ describe('pnpm start (the first run)', () => {
     expect(output).toContain('gateway-admin');
     expect(output).not.toMatch(/clientSecret|DEV_IDENTITY_ADMIN_CLIENT_SECRET"?:/);
 
+    // What it was doing, said while it did it, before the banner.
+    const banner = output.indexOf('Ready. Open the demo platform');
+    for (const step of [
+      `creating the embedded database in ${dataDir}`,
+      'migrating the database…',
+      'starting the identity service…',
+      'registering the demo platform…',
+      `starting the demo platform on port ${demoPort}…`,
+    ]) {
+      expect({ step, before: output.indexOf(step) < banner && output.includes(step) }).toEqual({
+        step,
+        before: true,
+      });
+    }
+    // Commands a fresh machine can run, and nothing outside the repository to look up.
+    expect(output).toContain('npx -y pnpm@10.34.9 start');
+    expect(output.replace(/npx -y pnpm@10\.34\.9 /g, '')).not.toMatch(/\bpnpm\b/);
+    expect(output).not.toMatch(/\bspec\b|section \d/i);
+
     // The demo platform was registered through the admin API, its key kept in 0600.
     expect(await demoPlatforms()).toHaveLength(1);
     expect((await stat(join(dataDir, 'demo-platform.json'))).mode & 0o777).toBe(0o600);
     firstKey = await readKeyFile();
     expect(output).not.toContain(firstKey.clientSecret);
+
+    // The folder and everything the gateway created in it are the owner's alone.
+    expect(await openToOthers(dataDir)).toEqual([]);
   }, 120_000);
+
+  it('refuses a second copy on the same data folder at once, naming the folder and the pid, and touches nothing', async () => {
+    const first = started[0];
+    const lock = await readLock();
+    const secrets = await readFile(join(dataDir, 'secrets.json'), 'utf8');
+    const postmaster = join(dataDir, 'postmaster.pid');
+    const postmasterBefore = existsSync(postmaster) ? (await stat(postmaster)).mtimeMs : undefined;
+    const second = startFirstRun({
+      PORT: String(await unusedLocalPort()),
+      DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
+    });
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain(
+      `The data folder ${dataDir} is in use by another gateway process (pid ${first?.child.pid}).`,
+    );
+    expect(second.output()).not.toContain('embedded database');
+    expect(await readLock()).toBe(lock);
+    expect(await readFile(join(dataDir, 'secrets.json'), 'utf8')).toBe(secrets);
+    const postmasterAfter = existsSync(postmaster) ? (await stat(postmaster)).mtimeMs : undefined;
+    expect(postmasterAfter).toBe(postmasterBefore);
+  }, 60_000);
+
+  it('refuses a second copy on the same PORT with a message naming PORT', async () => {
+    const second = startFirstRun({ GATEWAY_DATA_DIR: join(dataDir, 'second-copy') });
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toBe(
+      `The gateway cannot listen on port ${port} (already in use). ` +
+        'Stop what uses it or choose another port with PORT.\n',
+    );
+    expect(existsSync(join(dataDir, 'second-copy'))).toBe(false);
+  }, 60_000);
 
   it('signs alice in on the demo platform and shows the exchange on its signed-in page', async () => {
     const jar = createCookieJar();
@@ -300,11 +369,18 @@ describe('pnpm start (the first run)', () => {
     expect(platforms.status).toBe(200);
   }, 60_000);
 
-  it('stops on SIGTERM with exit code 0', async () => {
+  it('stops on SIGTERM with exit code 0 and releases the data folder', async () => {
     expect(await started[0]?.stop('SIGTERM')).toBe(0);
+    expect(existsSync(join(dataDir, 'gateway.lock'))).toBe(false);
   });
 
   it('keeps the data on a second start: the same platform and the same key', async () => {
+    // A lock left by a process that is gone (killed outright) is taken over.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(
+      join(dataDir, 'gateway.lock'),
+      JSON.stringify({ pid: gone, hostname: hostname() }),
+    );
     const run = startFirstRun();
     await untilReady(run);
     expect(await demoPlatforms()).toHaveLength(1);
@@ -336,10 +412,59 @@ describe('pnpm start (the first run)', () => {
     try {
       const run = startFirstRun();
       expect(await run.exited).toBe(1);
-      expect(run.output()).toContain('DEMO_PLATFORM_PORT');
-      expect(run.output()).not.toMatch(/\bat .*\.ts:\d+/); // a message, not a stack trace
+      expect(run.output()).toBe(
+        `The demo platform cannot listen on port ${demoPort} (already in use). ` +
+          'Stop what uses it or choose another port with DEMO_PLATFORM_PORT.\n',
+      );
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
   }, 120_000);
+});
+
+// Ctrl-C at a terminal reaches every process of its foreground group: npm (npx), pnpm,
+// their `sh -c` wrappers, tsx and the gateway. `script` gives the command a terminal of its
+// own (a pseudo-terminal) and passes on what is written to its stdin, Ctrl-C included.
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes(
+  'util-linux',
+);
+
+(hasScript ? describe : describe.skip)('Ctrl-C in a terminal', () => {
+  let folder: string;
+  let terminal: ChildProcess | undefined;
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'gateway-ctrl-c-'));
+  });
+  afterAll(async () => {
+    if (terminal?.exitCode === null && terminal.signalCode === null) terminal.kill('SIGKILL');
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('ends `npx -y pnpm@10.34.9 start` with exit status 0 and no ELIFECYCLE', async () => {
+    const command =
+      `GATEWAY_DATA_DIR='${folder}' PORT=${await unusedLocalPort()} ` +
+      `DEMO_PLATFORM_PORT=${await unusedLocalPort()} npx -y pnpm@10.34.9 start; echo "EXIT=$?"`;
+    let output = '';
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'dumb' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    terminal = child;
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await waitFor(async () => output.includes('Ctrl-C stops everything'), {
+      timeoutMs: 150_000,
+      intervalMs: 200,
+      what: 'the first-run banner in the terminal',
+    }).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${output}`);
+    });
+    child.stdin?.write('\x03');
+    expect(await exited).toBe(0);
+    expect(output).toContain('shutting down…');
+    expect(output).toMatch(/EXIT=0\r?\n/);
+    expect(output).not.toContain('ELIFECYCLE');
+    expect(existsSync(join(folder, 'gateway.lock'))).toBe(false);
+  }, 240_000);
 });

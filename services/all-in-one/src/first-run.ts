@@ -10,9 +10,9 @@ import type { RunningGateway } from './gateway-runtime.js';
 
 export const demoPlatformKey = 'DEMO';
 export const demoPlatformDisplayName = 'Demo platform';
-/** The seed account that PLATFORM_ADMIN_BOOTSTRAP_EMAILS names by default in `pnpm start`. */
+/** The seed account that PLATFORM_ADMIN_BOOTSTRAP_EMAILS names by default in `start`. */
 export const demoAdminEmail = 'admin@example.com';
-/** Every admin scope of the machine client (spec 5 rule 4), for the API explorer. */
+/** Every admin scope of the machine client, for the API explorer. */
 const adminScopes = 'platforms:admin onboarding:schema:read onboarding:schema:write';
 
 type SeedAccount = {
@@ -22,8 +22,11 @@ type SeedAccount = {
   emailVerified?: boolean;
 };
 
+/** The README's command that starts the first run, as a fresh machine can run it. */
+export const startCommand = 'npx -y pnpm@10.34.9 start';
+
 /**
- * The rest of `pnpm start` once the gateway listens: registers the demo platform through the
+ * The rest of `start` once the gateway listens: registers the demo platform through the
  * admin API (demo-platform-seed.ts), serves it on DEMO_PLATFORM_PORT in this process and
  * prints what a newcomer needs: the three URLs, the demo accounts and the admin access.
  */
@@ -31,6 +34,8 @@ export async function startFirstRun(options: {
   gateway: RunningGateway;
   config: GatewayConfig;
   logger: Logger;
+  /** Tells the person at the terminal what is happening. */
+  announce: (step: string) => void;
   adminClientSecret: string;
   demoPlatformPort: number;
 }): Promise<{ close(): Promise<void> }> {
@@ -38,6 +43,7 @@ export async function startFirstRun(options: {
   const publicOrigin = `http://localhost:${options.demoPlatformPort}`;
   const keyFile = join(config.dataDir, 'demo-platform.json');
   let seed: DemoPlatformSeed;
+  options.announce('registering the demo platform…');
   try {
     seed = await ensureDemoPlatform({
       gatewayUrl: gateway.url,
@@ -60,6 +66,7 @@ export async function startFirstRun(options: {
     { platformKey: demoPlatformKey, actions: seed.actions },
     'demo platform seeded',
   );
+  options.announce(`starting the demo platform on port ${options.demoPlatformPort}…`);
   const demo = await startDemoPlatform({
     port: options.demoPlatformPort,
     // The browser is sent to the gateway's public base URL (AUTH_CALLBACK_URL's origin).
@@ -91,7 +98,7 @@ async function readSeedAccounts(): Promise<SeedAccount[]> {
   return parsed.filter((account) => account.environmentKey === 'PROD');
 }
 
-/** What `pnpm start` prints once everything listens. */
+/** What `start` prints once everything listens. */
 export function firstRunBanner(facts: {
   gatewayUrl: string;
   demoPlatformUrl: string;
@@ -142,6 +149,7 @@ export function firstRunBanner(facts: {
     '',
     `  Data: ${facts.dataDir} (the demo platform's key: ${facts.keyFile}).`,
     '  Ctrl-C stops everything; the data is kept for the next start.',
+    `  Start again with ${startCommand}; delete ${facts.dataDir} first to start afresh.`,
     '',
   ].join('\n');
 }

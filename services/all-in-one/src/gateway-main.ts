@@ -1,6 +1,7 @@
-// `pnpm start:gateway`: the gateway alone, configured only by environment variables (spec
-// 2.15 plus DATABASE_URL, REDIS_URL, PORT, GATEWAY_ENCRYPTION_KEYS), for use against a real
-// identity provider. See the README for an example.
+// `npx -y pnpm@10.34.9 start:gateway`: the gateway alone, configured only by environment
+// variables (IDENTITY_ISSUER, GATEWAY_ENCRYPTION_KEYS and the rest of the README's
+// configuration table), for use against a real identity provider. See the README for an
+// example.
 import { runGatewayProcess } from './run-gateway-process.js';
 
-await runGatewayProcess(process.env);
+await runGatewayProcess(process.env, { requiredConfig: ['GATEWAY_ENCRYPTION_KEYS'] });

@@ -1,11 +1,35 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { variablesRequiredBy } from '@gateway/config';
 import { unusedLocalPort, waitFor } from '@gateway/testkit';
 
-// The processes behind `pnpm start` and `pnpm start:gateway`, started as a user starts them.
+// The processes behind `start` and `start:gateway`, started as a user starts them.
+const spawned: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of spawned.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+/** A port something else listens on, like a second copy of the gateway. */
+async function takenPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return { port: address.port, server };
+}
+
+const validGatewayEnv = {
+  IDENTITY_ISSUER: 'https://id.example.com',
+  GATEWAY_ENCRYPTION_KEYS: `k1:${'A'.repeat(43)}`,
+};
+
 function startProcess(
   entry: string,
   env: NodeJS.ProcessEnv,
@@ -19,6 +43,7 @@ function startProcess(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  spawned.push(child);
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { child, output: () => output };
@@ -40,7 +65,7 @@ async function waitUntilReady(port: number, output: () => string): Promise<void>
   });
 }
 
-describe('pnpm start (the embedded default)', () => {
+describe('start (the embedded default)', () => {
   let dataDir: string;
 
   beforeAll(async () => {
@@ -78,15 +103,104 @@ describe('pnpm start (the embedded default)', () => {
     second.child.kill('SIGINT');
     expect(await exitCode(second.child)).toBe(0);
   }, 180_000);
+
+  it('reports only PORT when PORT is bad, not the origins derived from it', async () => {
+    const run = startProcess('services/all-in-one/src/main.ts', {
+      PORT: 'abc',
+      GATEWAY_DATA_DIR: join(dataDir, 'bad-port'),
+    });
+    expect(await exitCode(run.child)).toBe(1);
+    expect(run.output()).toBe(
+      'Configuration error:\n  - PORT: must be an integer from 1 to 65535\n',
+    );
+  });
+
+  it('stops at once with a message naming PORT when it is taken, before creating anything', async () => {
+    const { port, server } = await takenPort();
+    try {
+      const folder = join(dataDir, 'never-created');
+      const run = startProcess('services/all-in-one/src/main.ts', {
+        PORT: String(port),
+        DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
+        GATEWAY_DATA_DIR: folder,
+      });
+      expect(await exitCode(run.child)).toBe(1);
+      expect(run.output()).toBe(
+        `The gateway cannot listen on port ${port} (already in use). ` +
+          'Stop what uses it or choose another port with PORT.\n',
+      );
+      expect(existsSync(folder)).toBe(false);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });
 
-describe('pnpm start:gateway (configured by environment only)', () => {
+describe('start:gateway (configured by environment only)', () => {
+  let folders: string;
+  beforeAll(async () => {
+    folders = await mkdtemp(join(tmpdir(), 'gateway-process-'));
+  });
+  afterAll(async () => {
+    await rm(folders, { recursive: true, force: true });
+  });
+
   it('stops at start, naming the variable, when a required value is missing', async () => {
     const run = startProcess('services/all-in-one/src/gateway-main.ts', {
       IDENTITY_ISSUER: 'https://id.example.com',
     });
     expect(await exitCode(run.child)).toBe(1);
     expect(run.output()).toContain('GATEWAY_ENCRYPTION_KEYS');
+  });
+
+  it('with no environment, names every variable the configuration table requires for it in one message', async () => {
+    const run = startProcess('services/all-in-one/src/gateway-main.ts', {});
+    expect(await exitCode(run.child)).toBe(1);
+    const lines = run.output().trimEnd().split('\n');
+    expect(lines[0]).toBe('Configuration error:');
+    expect(lines.slice(1).map((line) => /^ {2}- ([A-Z_]+): /.exec(line)?.[1])).toEqual(
+      variablesRequiredBy('start:gateway'),
+    );
+  });
+
+  it('stops at once with a message naming PORT when it is taken, before creating the data folder', async () => {
+    const { port, server } = await takenPort();
+    try {
+      const folder = join(folders, 'never-created');
+      const run = startProcess('services/all-in-one/src/gateway-main.ts', {
+        ...validGatewayEnv,
+        PORT: String(port),
+        GATEWAY_DATA_DIR: folder,
+      });
+      expect(await exitCode(run.child)).toBe(1);
+      expect(run.output()).toBe(
+        `The gateway cannot listen on port ${port} (already in use). ` +
+          'Stop what uses it or choose another port with PORT.\n',
+      );
+      expect(existsSync(folder)).toBe(false);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('refuses a data folder another live process holds, naming the folder and its pid, and leaves it alone', async () => {
+    const folder = join(folders, 'held');
+    await mkdir(folder);
+    // This test process is alive: it holds the folder.
+    const lock = JSON.stringify({ pid: process.pid, hostname: hostname() });
+    await writeFile(join(folder, 'gateway.lock'), lock);
+    const run = startProcess('services/all-in-one/src/gateway-main.ts', {
+      ...validGatewayEnv,
+      PORT: String(await unusedLocalPort()),
+      GATEWAY_DATA_DIR: folder,
+    });
+    expect(await exitCode(run.child)).toBe(1);
+    expect(run.output()).toContain(
+      `The data folder ${folder} is in use by another gateway process (pid ${process.pid}).`,
+    );
+    expect(run.output()).not.toMatch(/\bat .*\.ts:\d+/);
+    expect(await readdir(folder)).toEqual(['gateway.lock']);
+    expect(await readFile(join(folder, 'gateway.lock'), 'utf8')).toBe(lock);
   });
 
   it('stops at start, naming each bad variable and never echoing a secret', async () => {

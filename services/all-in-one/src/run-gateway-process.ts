@@ -1,66 +1,199 @@
+import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join, resolve } from 'node:path';
 import {
-  ConfigError,
   loadConfigOrExit,
-  requireConfigValues,
+  type ConfigIssue,
   type GatewayConfig,
+  type GatewayEnvName,
 } from '@gateway/config';
-import { connectRedis, createDatabase } from '@gateway/db';
+import {
+  connectRedis,
+  createDatabase,
+  DataDirLockedError,
+  lockDataDir,
+  migrateSchema,
+  type Database,
+} from '@gateway/db';
 import { closeOnShutdownSignals } from '@gateway/rpc';
-import { createLogger, shutdownTelemetry, startTelemetry, type Logger } from '@gateway/telemetry';
-import { startGateway, type RunningGateway } from './gateway-runtime.js';
+import {
+  chooseLogFormat,
+  createLogger,
+  shutdownTelemetry,
+  startTelemetry,
+  type Logger,
+} from '@gateway/telemetry';
+import { allSchemaMigrations, startGateway, type RunningGateway } from './gateway-runtime.js';
+import {
+  isPortUnavailable,
+  portUnavailableMessage,
+  unavailablePortMessage,
+  type PortClaim,
+} from './port-check.js';
 
-/**
- * Runs the all-in-one gateway as a process: configuration from `env` (parsed once; a bad
- * value stops the process naming the variable), PostgreSQL from DATABASE_URL or embedded
- * PGlite in GATEWAY_DATA_DIR, Redis when REDIS_URL is set, drain on SIGTERM / Ctrl-C.
- */
 export type BeforeEdge = {
   handle: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   close(): Promise<void>;
 };
 
+export type GatewayProcessOptions = {
+  /** Variables this command stops without although the schema lets them be unset. */
+  requiredConfig?: readonly GatewayEnvName[];
+  /** Problems the caller found in variables of its own, reported with the configuration's. */
+  configIssues?: readonly ConfigIssue[];
+  /** Listeners besides PORT that the process opens later; checked before anything starts. */
+  ports?: readonly PortClaim[];
+  /** The data folder is used even with DATABASE_URL (the first run keeps keys and accounts there). */
+  alwaysUsesDataDir?: boolean;
+  /** Runs once the data folder is this process's, before the database opens. */
+  onDataDirLocked?: (config: GatewayConfig) => Promise<void>;
+  /** Tells what the start is doing (`migrating the database…`); the log's info lines otherwise. */
+  announce?: (step: string) => void;
+  onStarted?: (gateway: RunningGateway, config: GatewayConfig, logger: Logger) => void;
+  /** Started before the gateway and served on its origin (the development identity service). */
+  beforeEdge?: (config: GatewayConfig) => Promise<BeforeEdge>;
+  /**
+   * Runs once the gateway listens (the first run seeds the demo platform through the admin
+   * API and starts it); what it returns is closed first at shutdown. A failure stops the
+   * process with exit code 1 and its message, after closing everything else.
+   */
+  afterStart?: (
+    gateway: RunningGateway,
+    config: GatewayConfig,
+    logger: Logger,
+  ) => Promise<{ close(): Promise<void> }>;
+};
+
+/** What is open so far, closed in reverse order: at shutdown, also midway through the start. */
+type OpenResources = {
+  add(close: () => Promise<void> | void): void;
+  closeAll(): Promise<void>;
+  /** closeAll has begun: what fails from now on fails because of it. */
+  readonly closing: boolean;
+};
+
+function openResources(): OpenResources {
+  const closers: (() => Promise<void> | void)[] = [];
+  let closing = false;
+  return {
+    add: (close) => void closers.push(close),
+    closeAll: async () => {
+      closing = true;
+      for (const close of closers.splice(0).reverse()) await close();
+    },
+    get closing() {
+      return closing;
+    },
+  };
+}
+
+/** Writes `message` to stderr, closes what is open and exits with status 1. */
+async function stopWithMessage(
+  message: string,
+  resources: OpenResources,
+  logger: Logger,
+): Promise<never> {
+  process.stderr.write(`${message}\n`);
+  await resources
+    .closeAll()
+    .catch((error: unknown) => logger.error({ err: error }, 'shutdown failed'));
+  return process.exit(1);
+}
+
+/**
+ * Runs the all-in-one gateway as a process. In order, so that a second copy or a mistake
+ * stops before anything is touched: configuration from `env` (parsed once; every bad or
+ * missing variable named in one message), PORT and the other ports free, the data folder
+ * locked (embedded PGlite in GATEWAY_DATA_DIR, unless DATABASE_URL is set), then the
+ * database, Redis when REDIS_URL is set, and the gateway. SIGTERM and Ctrl-C drain it.
+ */
 export async function runGatewayProcess(
   env: NodeJS.ProcessEnv,
-  options: {
-    onStarted?: (gateway: RunningGateway, config: GatewayConfig, logger: Logger) => void;
-    /** Started before the gateway and served on its origin (the development identity service). */
-    beforeEdge?: (config: GatewayConfig) => Promise<BeforeEdge>;
-    /**
-     * Runs once the gateway listens (the first run seeds the demo platform through the admin
-     * API and starts it); what it returns is closed first at shutdown. A failure stops the
-     * process with exit code 1 and its message, after closing everything else.
-     */
-    afterStart?: (
-      gateway: RunningGateway,
-      config: GatewayConfig,
-      logger: Logger,
-    ) => Promise<{ close(): Promise<void> }>;
-  } = {},
+  options: GatewayProcessOptions = {},
 ): Promise<void> {
-  const config = loadConfigOrExit(env);
-  try {
-    requireConfigValues(config, ['GATEWAY_ENCRYPTION_KEYS']);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`Configuration error:\n${error.message}\n`);
-    process.exit(1);
+  const config = loadConfigOrExit(env, {
+    require: options.requiredConfig ?? [],
+    issues: options.configIssues ?? [],
+  });
+  // Files this process creates are its own: the data folder holds keys and the database.
+  process.umask(0o077);
+  const logger = createLogger({
+    service: 'gateway',
+    level: config.logLevel,
+    format: chooseLogFormat({
+      configured: config.logFormat,
+      nodeEnv: config.nodeEnv,
+      stdoutIsTerminal: process.stdout.isTTY === true,
+    }),
+  });
+  const announce = options.announce ?? ((step: string) => logger.info(step));
+  const resources = openResources();
+  closeOnShutdownSignals({
+    ctrlCFromTerminal: true,
+    onError: (error) => logger.error({ err: error }, 'shutdown failed'),
+    close: async () => {
+      announce('shutting down…');
+      await resources.closeAll();
+    },
+  });
+  const ports = [{ port: config.port, variable: 'PORT', listener: 'The gateway' }];
+  const taken = await unavailablePortMessage([...ports, ...(options.ports ?? [])]);
+  if (taken !== undefined) return stopWithMessage(taken, resources, logger);
+  if (config.databaseUrl === undefined || options.alwaysUsesDataDir === true) {
+    const locked = await lockDataDir(config.dataDir).catch((error: unknown) => {
+      if (error instanceof DataDirLockedError) return error;
+      throw error;
+    });
+    if (locked instanceof DataDirLockedError) {
+      return stopWithMessage(locked.message, resources, logger);
+    }
+    resources.add(() => locked.release());
+    await options.onDataDirLocked?.(config);
   }
   startTelemetry({
     serviceName: config.otelServiceName ?? 'gateway',
     ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
     ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
   });
-  const logger = createLogger({ service: 'gateway', level: config.logLevel });
-  const db = await createDatabase(
-    config.databaseUrl === undefined
-      ? { dataDir: config.dataDir, connectTimeoutMs: config.databaseTimeoutMs }
-      : {
-          url: config.databaseUrl,
-          connectTimeoutMs: config.databaseTimeoutMs,
-          statementTimeoutMs: config.databaseTimeoutMs,
-        },
+  resources.add(() => shutdownTelemetry());
+  const db = await openDatabase(config, announce);
+  resources.add(() => db.close());
+  await startServing({ config, logger, db, announce, resources, options });
+}
+
+async function openDatabase(
+  config: GatewayConfig,
+  announce: (step: string) => void,
+): Promise<Database> {
+  if (config.databaseUrl !== undefined) {
+    announce('connecting to PostgreSQL (DATABASE_URL)…');
+    return createDatabase({
+      url: config.databaseUrl,
+      connectTimeoutMs: config.databaseTimeoutMs,
+      statementTimeoutMs: config.databaseTimeoutMs,
+    });
+  }
+  const folder = resolve(config.dataDir);
+  announce(
+    existsSync(join(folder, 'PG_VERSION'))
+      ? `opening the embedded database in ${folder}…`
+      : `creating the embedded database in ${folder} (the first start takes longer)…`,
   );
+  return createDatabase({ dataDir: config.dataDir, connectTimeoutMs: config.databaseTimeoutMs });
+}
+
+async function startServing(context: {
+  config: GatewayConfig;
+  logger: Logger;
+  db: Database;
+  announce: (step: string) => void;
+  resources: OpenResources;
+  options: GatewayProcessOptions;
+}): Promise<void> {
+  const { config, logger, db, announce, resources, options } = context;
+  announce('migrating the database…');
+  // startGateway migrates as well; by then it finds nothing pending.
+  for (const migrations of allSchemaMigrations) await migrateSchema(db, migrations);
   const redis =
     config.redisUrl === undefined
       ? undefined
@@ -69,43 +202,34 @@ export async function runGatewayProcess(
           keyPrefix: config.redisKeyPrefix,
           timeoutMs: config.databaseTimeoutMs,
         });
-  const beforeEdge =
-    options.beforeEdge === undefined ? undefined : await options.beforeEdge(config);
+  if (redis !== undefined) resources.add(() => redis.disconnect());
+  if (options.beforeEdge !== undefined) announce('starting the identity service…');
+  const beforeEdge = await options.beforeEdge?.(config);
+  if (beforeEdge !== undefined) resources.add(() => beforeEdge.close());
+  announce('starting the gateway…');
   const gateway = await startGateway({
     config,
     logger,
     db,
     ...(redis === undefined ? {} : { redis }),
     ...(beforeEdge === undefined ? {} : { beforeEdge: beforeEdge.handle }),
+  }).catch((error: unknown) => {
+    if (!isPortUnavailable(error)) throw error;
+    const claim = { port: config.port, variable: 'PORT', listener: 'The gateway' };
+    return stopWithMessage(portUnavailableMessage(claim, error.code ?? ''), resources, logger);
   });
+  resources.add(() => gateway.close());
   logger.info(
     { port: gateway.port, database: db.kind, store: redis === undefined ? 'sql' : 'redis' },
     'gateway listening',
   );
   options.onStarted?.(gateway, config, logger);
-  const afterStart = options.afterStart?.(gateway, config, logger);
-  const close = async () => {
-    // What afterStart started goes first: its in-flight requests may still need the gateway.
-    const started = await afterStart?.catch(() => undefined);
-    await started?.close();
-    await gateway.close();
-    await beforeEdge?.close();
-    redis?.disconnect();
-    await db.close();
-    await shutdownTelemetry();
-  };
-  closeOnShutdownSignals({
-    onError: (error) => logger.error({ err: error }, 'shutdown failed'),
-    close: async () => {
-      logger.info('shutting down');
-      await close();
-    },
+  if (options.afterStart === undefined) return;
+  const started = await options.afterStart(gateway, config, logger).catch((error: unknown) => {
+    // Stopped midway (Ctrl-C during the first run): the shutdown exits, not this failure.
+    if (resources.closing) return new Promise<never>(() => undefined);
+    const message = error instanceof Error ? error.message : String(error);
+    return stopWithMessage(message, resources, logger);
   });
-  await afterStart?.catch(async (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    await close().catch((closeError: unknown) =>
-      logger.error({ err: closeError }, 'shutdown failed'),
-    );
-    process.exit(1);
-  });
+  resources.add(() => started.close());
 }
