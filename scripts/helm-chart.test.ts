@@ -1192,8 +1192,9 @@ describe('Chart.yaml and values.schema.json', () => {
       // From metrics.port when metrics.enabled, so the declared ports always match it.
       'METRICS_PORT',
     ];
-    // Not for split mode: the embedded database folder; each process names itself for traces.
-    const notApplicable = ['GATEWAY_DATA_DIR', 'OTEL_SERVICE_NAME'];
+    // Not for split mode: the embedded database folder; each process names itself for traces;
+    // the split services always log JSON (LOG_FORMAT is read by start and start:gateway).
+    const notApplicable = ['GATEWAY_DATA_DIR', 'OTEL_SERVICE_NAME', 'LOG_FORMAT'];
     const handled = [...configProperties, ...secretProperties, ...setByChart, ...notApplicable];
     expect([...handled].sort()).toEqual([...variableNames].sort());
     expect(new Set(handled).size).toBe(handled.length);
