@@ -115,6 +115,21 @@ describe('start (the embedded default)', () => {
     );
   });
 
+  it('stops at once when PORT and DEMO_PLATFORM_PORT are the same port', async () => {
+    const port = await unusedLocalPort();
+    const folder = join(dataDir, 'same-port');
+    const run = startProcess('services/all-in-one/src/main.ts', {
+      PORT: String(port),
+      DEMO_PLATFORM_PORT: String(port),
+      GATEWAY_DATA_DIR: folder,
+    });
+    expect(await exitCode(run.child)).toBe(1);
+    expect(run.output()).toBe(
+      `PORT and DEMO_PLATFORM_PORT are both ${port}; choose different ports.\n`,
+    );
+    expect(existsSync(folder)).toBe(false);
+  });
+
   it('stops at once with a message naming PORT when it is taken, before creating anything', async () => {
     const { port, server } = await takenPort();
     try {

@@ -32,6 +32,12 @@ export function isPortUnavailable(error: unknown): error is NodeJS.ErrnoExceptio
 export async function unavailablePortMessage(
   claims: readonly PortClaim[],
 ): Promise<string | undefined> {
+  for (const [index, claim] of claims.entries()) {
+    const other = claims.slice(0, index).find((earlier) => earlier.port === claim.port);
+    if (other !== undefined) {
+      return `${other.variable} and ${claim.variable} are both ${claim.port}; choose different ports.`;
+    }
+  }
   for (const claim of claims) {
     const code = await tryListening(claim.port);
     if (code !== undefined) return portUnavailableMessage(claim, code);

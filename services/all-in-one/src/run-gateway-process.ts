@@ -136,7 +136,14 @@ export async function runGatewayProcess(
       await resources.closeAll();
     },
   });
-  const ports = [{ port: config.port, variable: 'PORT', listener: 'The gateway' }];
+  const ports: PortClaim[] = [{ port: config.port, variable: 'PORT', listener: 'The gateway' }];
+  if (config.metricsPort !== undefined) {
+    ports.push({
+      port: config.metricsPort,
+      variable: 'METRICS_PORT',
+      listener: 'The metrics endpoint',
+    });
+  }
   const taken = await unavailablePortMessage([...ports, ...(options.ports ?? [])]);
   if (taken !== undefined) return stopWithMessage(taken, resources, logger);
   if (config.databaseUrl === undefined || options.alwaysUsesDataDir === true) {
