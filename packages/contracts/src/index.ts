@@ -6,4 +6,3 @@ export * from './gen/registry/v1/registry_pb.js';
 export * from './gen/authflow/v1/authflow_pb.js';
 export * from './gen/onboarding/v1/onboarding_pb.js';
 export * from './gen/onboarding/v1/profile_pb.js';
-export * from './gen/rpc/v1/batch_pb.js';

@@ -6,8 +6,8 @@ import {
   type GatewayEnvName,
 } from '@gateway/config';
 import { createLogger, shutdownTelemetry, startTelemetry, type Logger } from '@gateway/telemetry';
-import { startRpcServer } from './rpc-server.js';
 import { createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
+import { startServiceServer } from './service-server.js';
 import { closeOnShutdownSignals } from './shutdown-signals.js';
 
 export type StartedService = { routes: ServiceRoutes; close(): Promise<void> };
@@ -37,7 +37,7 @@ export async function runServiceProcess(options: {
   });
   const logger = createLogger({ service: options.service, level: config.logLevel });
   const started = await options.start({ config, logger });
-  const server = await startRpcServer({
+  const server = await startServiceServer({
     routes: started.routes,
     interceptors: createServiceInterceptors(logger),
     port: config.port,

@@ -30,13 +30,7 @@ export type EdgeClients = {
 export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number): EdgeClients {
   const transports = {
     registry: createServiceTransport(targets.registry, { timeoutMs }),
-    // Split mode: a turn's introspections go to auth-flow on one stream (issue 8: opening a
-    // stream per call was 16% of the edge's CPU per introspection). Each reads Redis only, so
-    // none holds up the others of its batch for long.
-    authFlow: createServiceTransport(targets.authFlow, {
-      timeoutMs,
-      batch: [AuthFlowService.method.introspectSession],
-    }),
+    authFlow: createServiceTransport(targets.authFlow, { timeoutMs }),
     onboarding: createServiceTransport(targets.onboarding, { timeoutMs }),
   };
   return {

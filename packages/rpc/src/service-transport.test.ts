@@ -1,6 +1,6 @@
-// The in-process transport (issue 8) next to the wire it stands in for: one implementation
-// with the services' own interceptors, called in process and over HTTP/2 (startRpcServer),
-// must answer alike.
+// The two ways a caller reaches a service (createServiceTransport): one implementation with
+// the services' own interceptors, called through Connect's router transport in process and
+// over HTTP/2 (startServiceServer), must answer alike.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { isMessage, toJson } from '@bufbuild/protobuf';
 import {
@@ -8,7 +8,6 @@ import {
   ConnectError,
   createClient,
   type ConnectRouter,
-  type Interceptor,
   type Transport,
 } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
@@ -22,11 +21,10 @@ import { GatewayError, fromConnectError } from '@gateway/errors';
 import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
 import { createMemoryLog, createMemorySpans, waitForSpans } from '@gateway/telemetry/testing';
 import { createHealthRoutes } from './health-service.js';
-import { createInProcessTransport } from './in-process-transport.js';
-import type { RpcServer } from './rpc-server.js';
 import { combineRoutes, createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
+import { startServiceServer, type ServiceServer } from './service-server.js';
 import { createServiceTransport } from './service-transport.js';
-import { startLocalRpcServer } from './testing/local-rpc-server.js';
+import { startLocalServiceServer } from './testing/local-service-server.js';
 
 const GET_ENVIRONMENT = 'registry.v1.RegistryService/GetIdentityEnvironment';
 const INACTIVE_DETAILS = {
@@ -47,8 +45,6 @@ function deferred() {
 let slowGate = deferred();
 /** What the handler saw of its request headers, per call. */
 const seenHeaders: Headers[] = [];
-/** The order in which interceptors and the handler ran. */
-const trail: string[] = [];
 
 /**
  * A small registry: GetIdentityEnvironment only (the other methods are left out on purpose),
@@ -58,7 +54,6 @@ const routes: ServiceRoutes = combineRoutes(
   (router: ConnectRouter) => {
     router.service(RegistryService, {
       async getIdentityEnvironment(request, context) {
-        trail.push('handler');
         seenHeaders.push(context.requestHeader);
         context.responseHeader.set('x-served-by', 'test-registry');
         switch (request.environmentKey) {
@@ -91,7 +86,7 @@ const logger = createLogger({ service: 'in-process-test', destination: log.desti
 const spans = createMemorySpans();
 
 const TIMEOUT_MS = 10_000;
-let server: RpcServer;
+let server: ServiceServer;
 const modes = ['in-process', 'remote'] as const;
 type Mode = (typeof modes)[number];
 
@@ -115,7 +110,7 @@ const failureOf = (call: Promise<unknown>) =>
 
 beforeAll(async () => {
   startTelemetry({ serviceName: 'in-process-test', spanProcessors: [spans.processor] });
-  server = await startLocalRpcServer(routes, { service: 'in-process-test', logger });
+  server = await startLocalServiceServer(routes, { service: 'in-process-test', logger });
 });
 afterAll(async () => {
   slowGate.resolve();
@@ -124,7 +119,6 @@ afterAll(async () => {
 });
 beforeEach(() => {
   seenHeaders.length = 0;
-  trail.length = 0;
   log.raw.length = 0;
   spans.exporter.reset();
 });
@@ -178,12 +172,9 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
     slowGate = deferred();
     try {
       const client = createClient(RegistryService, transportFor(mode, 100));
-      const started = Date.now();
+      // The implementation is held until the test ends: only the deadline ends the call.
       const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'SLOW' }));
-      const elapsed = Date.now() - started;
       expect((failure as ConnectError).code).toBe(Code.DeadlineExceeded);
-      expect(elapsed).toBeGreaterThanOrEqual(90);
-      expect(elapsed).toBeLessThan(5_000);
       const error = fromConnectError(failure);
       expect(error.code).toBe('SERVICE_UNAVAILABLE');
       expect(error.status).toBe(503);
@@ -247,7 +238,7 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
     const healthOnly: ServiceRoutes = (router) => router.service(Health, {});
     const other =
       mode === 'remote'
-        ? await startLocalRpcServer(healthOnly, { service: 'in-process-test', logger })
+        ? await startLocalServiceServer(healthOnly, { service: 'in-process-test', logger })
         : undefined;
     try {
       const transport =
@@ -299,85 +290,31 @@ describe('in process and over HTTP/2 agree', () => {
   });
 });
 
-describe('createInProcessTransport', () => {
-  /** An interceptor that notes when it runs, before and after the rest of the call. */
-  const noting =
-    (name: string, setHeader?: [string, string]): Interceptor =>
-    (next) =>
-    async (request) => {
-      trail.push(`${name}:before`);
-      if (setHeader !== undefined) request.header.set(...setHeader);
-      try {
-        return await next(request);
-      } finally {
-        trail.push(`${name}:after`);
-      }
-    };
-
-  it('runs the client interceptors around the server interceptors', async () => {
-    const transport = createInProcessTransport(routes, {
-      clientInterceptors: [noting('client', ['x-set-by-client', 'yes'])],
-      serverInterceptors: [noting('server'), ...createServiceInterceptors(logger)],
-      timeoutMs: TIMEOUT_MS,
-    });
-    await createClient(RegistryService, transport).getIdentityEnvironment({
-      environmentKey: 'STAGING',
-    });
-    expect(trail).toEqual([
-      'client:before',
-      'server:before',
-      'handler',
-      'server:after',
-      'client:after',
-    ]);
-    expect(seenHeaders[0]?.get('x-set-by-client')).toBe('yes');
-  });
-
-  it('serves a method registered with router.rpc', async () => {
-    const single: ServiceRoutes = (router) =>
-      router.rpc(Health.method.check, () => ({
-        status: HealthCheckResponse_ServingStatus.NOT_SERVING,
-      }));
-    const transport = createInProcessTransport(single, {
-      clientInterceptors: [],
-      serverInterceptors: createServiceInterceptors(logger),
-      timeoutMs: TIMEOUT_MS,
-    });
-    const answer = await createClient(Health, transport).check({});
-    expect(answer.status).toBe(HealthCheckResponse_ServingStatus.NOT_SERVING);
-  });
-
-  it('answers Unimplemented for streaming calls', async () => {
-    const client = createClient(Health, transportFor('in-process'));
-    const failure = await failureOf(
-      (async () => {
-        for await (const answer of client.watch({})) expect(answer).toBeUndefined();
-      })(),
+describe('a service that cannot be reached', () => {
+  it('fails the call SERVICE_UNAVAILABLE, and the next call reaches it once it is up', async () => {
+    const gone = await startLocalServiceServer(routes, { service: 'in-process-test', logger });
+    const { url, port } = gone;
+    await gone.close();
+    const client = createClient(
+      RegistryService,
+      createServiceTransport({ kind: 'remote', baseUrl: url }, { timeoutMs: TIMEOUT_MS }),
     );
-    expect((failure as ConnectError).code).toBe(Code.Unimplemented);
-  });
-
-  it('leaves no timer behind after a call that answered in time, or failed in time', async () => {
-    const timers = () =>
-      process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
-    // The memory span exporter answers each export on a 0 ms timer: let those pass first.
-    const settledTimers = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      return timers();
-    };
-    const client = createClient(RegistryService, transportFor('in-process', 60_000));
-    const before = await settledTimers();
-
-    // While a call is under way its deadline is a timer (the check sees timers at all)...
-    slowGate = deferred();
-    const slow = client.getIdentityEnvironment({ environmentKey: 'SLOW' });
-    expect(timers()).toBe(before + 1);
-    slowGate.resolve();
-    await slow;
-    // ...and none is left once calls are done, whether they answered or failed.
-    expect(await settledTimers()).toBe(before);
-    await client.getIdentityEnvironment({ environmentKey: 'STAGING' });
-    await failureOf(client.getIdentityEnvironment({ environmentKey: 'INACTIVE' }));
-    expect(await settledTimers()).toBe(before);
+    const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'STAGING' }));
+    // (connect-node answers UNAVAILABLE; under Jest it cannot recognise node's error objects
+    // and answers INTERNAL with the refused connection as the cause, read the same way.)
+    expect(fromConnectError(failure).code).toBe('SERVICE_UNAVAILABLE');
+    expect(fromConnectError(failure).status).toBe(503);
+    const back = await startServiceServer({
+      routes,
+      interceptors: createServiceInterceptors(logger),
+      port,
+      host: '127.0.0.1',
+    });
+    try {
+      const answer = await client.getIdentityEnvironment({ environmentKey: 'STAGING' });
+      expect(answer.environment?.environmentKey).toBe('STAGING');
+    } finally {
+      await back.close();
+    }
   });
 });

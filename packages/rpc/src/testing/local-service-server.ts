@@ -1,22 +1,22 @@
 import type { Logger } from '@gateway/telemetry';
 import { createLogger } from '@gateway/telemetry';
 import { createMemoryLog } from '@gateway/telemetry/testing';
-import { startRpcServer, type RpcServer } from '../rpc-server.js';
+import { startServiceServer, type ServiceServer } from '../service-server.js';
 import { createServiceInterceptors, type ServiceRoutes } from '../service-routes.js';
 
 /**
- * An RPC server on 127.0.0.1 (a free port) with the services' own interceptors, as a service
- * process runs it, for tests that call it over HTTP/2. Its log goes to memory unless the test
- * passes a logger of its own.
+ * A service server on 127.0.0.1 (a free port) with the services' own interceptors, as a
+ * service process runs it, for tests that call it over HTTP/2. Its log goes to memory unless
+ * the test passes a logger of its own.
  */
-export function startLocalRpcServer(
+export function startLocalServiceServer(
   routes: ServiceRoutes,
   options: { service: string; logger?: Logger },
-): Promise<RpcServer> {
+): Promise<ServiceServer> {
   const logger =
     options.logger ??
     createLogger({ service: options.service, destination: createMemoryLog().destination });
-  return startRpcServer({
+  return startServiceServer({
     routes,
     interceptors: createServiceInterceptors(logger),
     port: 0,
