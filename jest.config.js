@@ -24,6 +24,8 @@ export default {
       },
     ],
   },
+  globalSetup: '<rootDir>/scripts/jest-global-setup.js',
+  globalTeardown: '<rootDir>/scripts/jest-global-teardown.js',
   testTimeout: 60_000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],

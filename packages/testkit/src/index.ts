@@ -1,5 +1,5 @@
 export { createTestDatabase } from './test-database.js';
-export type { TestDatabase } from './test-database.js';
+export type { TestDatabase, TestDatabaseTemplate } from './test-database.js';
 export { createTestRedis } from './test-redis.js';
 export type { TestRedis } from './test-redis.js';
 export { unusedLocalPort } from './unused-local-port.js';

@@ -1,6 +1,6 @@
 import { loadConfig, type GatewayConfig } from '@gateway/config';
 import { generateEncryptionKeySpec } from '@gateway/crypto';
-import { createDatabase, type Database } from '@gateway/db';
+import { createDatabase, migrateSchema, type Database } from '@gateway/db';
 import { createLogger, type Logger } from '@gateway/telemetry';
 import {
   createTestDatabase,
@@ -8,9 +8,10 @@ import {
   type TestDatabase,
   type TestOpenIdProvider,
   type TestOpenIdProviderOptions,
+  type TestDatabaseTemplate,
 } from '@gateway/testkit';
 import type { Redis } from 'ioredis';
-import { startGateway, type RunningGateway } from '../gateway-runtime.js';
+import { allSchemaMigrations, startGateway, type RunningGateway } from '../gateway-runtime.js';
 
 export type ApiResponse = {
   status: number;
@@ -45,6 +46,19 @@ export type GatewayUnderTest = {
 };
 
 const quietLogger = createLogger({ service: 'test', level: 'silent' });
+
+/** Every service schema migrated: what the gateway finds after its first start. */
+export const migratedGatewayDatabase: TestDatabaseTemplate = {
+  key: 'gateway',
+  async prepare(url) {
+    const db = await createDatabase({ url });
+    try {
+      for (const migrations of allSchemaMigrations) await migrateSchema(db, migrations);
+    } finally {
+      await db.close();
+    }
+  },
+};
 
 function callerOf(baseUrl: string, defaultToken: string): ApiCall {
   return async (method, path, options = {}) => {
@@ -82,7 +96,7 @@ export async function startGatewayUnderTest(
 ): Promise<GatewayUnderTest> {
   const provider = await startTestOpenIdProvider({ environmentKey: 'PROD', ...providerOptions });
   const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
-  const testDb: TestDatabase = await createTestDatabase();
+  const testDb: TestDatabase = await createTestDatabase({ template: migratedGatewayDatabase });
   const baseEnv = {
     IDENTITY_ISSUER: provider.issuer,
     IDENTITY_OIDC_CLIENT_ID: 'test-gateway',
