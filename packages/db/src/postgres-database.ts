@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { CreateDatabaseOptions, Database } from './database.js';
 import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
 import { createDirectStatements, registerDirectStatements } from './direct-statements.js';
+import { quietKnexLog } from './knex-log.js';
 import { createListenerSet, DEFAULT_HEARTBEAT_MS, openPostgresListener } from './listener.js';
 import { postgresAdvisoryLock, registerCrossProcessLock } from './migration-lock.js';
 import { pingDatabase } from './ping.js';
@@ -30,6 +31,7 @@ export function createPostgresDatabase(options: PostgresOptions): Database {
     connection: { ...settings, types: pgTypes },
     pool: { min: 0, max: options.poolMax ?? DEFAULT_POOL_MAX },
     acquireConnectionTimeout: connectTimeoutMs,
+    log: quietKnexLog,
   });
   // The sign-in path's statements (direct-statements.ts): a small pool of their own.
   const direct = createDirectStatements({ ...settings, types: pgTypes }, knex);
