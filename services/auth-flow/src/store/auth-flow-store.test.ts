@@ -11,6 +11,7 @@ import {
   newSession,
   newSessionSnapshot,
   newTransaction,
+  presenterOf,
 } from './testing/fixtures.js';
 import { storeFactories } from './testing/store-harness.js';
 import type { OpenStore } from './testing/store-harness.js';
@@ -216,7 +217,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
 
       await expect(store.issueHandoff(first)).resolves.toBe('issued');
       await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
-      await expect(store.redeemHandoff(first.codeHash, now)).resolves.toEqual(first);
+      await expect(store.redeemHandoff(first.codeHash, now, presenterOf(first))).resolves.toEqual(
+        first,
+      );
       await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
     });
 
@@ -226,7 +229,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const first = newHandoff(transaction, now, { expiresAt: now + 300 });
       await expect(store.issueHandoff(first)).resolves.toBe('issued');
       await sleep(first.expiresAt - Date.now() + 50);
-      await expect(store.redeemHandoff(first.codeHash, Date.now())).resolves.toBe(undefined);
+      await expect(
+        store.redeemHandoff(first.codeHash, Date.now(), presenterOf(first)),
+      ).resolves.toBe(undefined);
       await expect(store.issueHandoff(newHandoff(transaction, Date.now()))).resolves.toBe(
         'conflict',
       );
@@ -245,10 +250,14 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       expect(results.filter((result) => result === 'issued')).toHaveLength(1);
       const issued = handoffs[results.indexOf('issued')];
       if (!issued) throw new Error('none issued');
-      await expect(store.redeemHandoff(issued.codeHash, now)).resolves.toEqual(issued);
+      await expect(store.redeemHandoff(issued.codeHash, now, presenterOf(issued))).resolves.toEqual(
+        issued,
+      );
       const losers = handoffs.filter((handoff) => handoff !== issued);
       for (const loser of losers.slice(0, 3)) {
-        await expect(store.redeemHandoff(loser.codeHash, now)).resolves.toBe(undefined);
+        await expect(store.redeemHandoff(loser.codeHash, now, presenterOf(loser))).resolves.toBe(
+          undefined,
+        );
       }
     });
 
@@ -258,8 +267,39 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const handoff = newHandoff(transaction, now);
       await store.issueHandoff(handoff);
 
-      await expect(store.redeemHandoff(handoff.codeHash, now + 1_000)).resolves.toEqual(handoff);
-      await expect(store.redeemHandoff(handoff.codeHash, now + 2_000)).resolves.toBe(undefined);
+      await expect(
+        store.redeemHandoff(handoff.codeHash, now + 1_000, presenterOf(handoff)),
+      ).resolves.toEqual(handoff);
+      await expect(
+        store.redeemHandoff(handoff.codeHash, now + 2_000, presenterOf(handoff)),
+      ).resolves.toBe(undefined);
+    });
+
+    it("redeemHandoff by another platform's or another callback's presenter answers undefined and leaves the code redeemable by its own", async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now, { userId: transaction.userId ?? randomUUID() });
+      await store.createSession(session);
+      const handoff = newHandoff(transaction, now, {
+        sessionId: session.id,
+        sessionTokenHash: session.tokenHash,
+        snapshot: newHandoffSnapshot(),
+      });
+      await store.issueHandoff(handoff);
+      const own = presenterOf(handoff);
+
+      const strangers = [
+        { ...own, platformKey: `${own.platformKey}_OTHER` },
+        { ...own, callbackUrl: `${own.callbackUrl}/other` },
+        { platformKey: `${own.platformKey}_OTHER`, callbackUrl: 'https://other.example.com/cb' },
+      ];
+      for (const stranger of strangers) {
+        await expect(store.redeemHandoff(handoff.codeHash, now, stranger)).resolves.toBe(undefined);
+      }
+      const redeemed = await store.redeemHandoff(handoff.codeHash, now, own);
+      expect(redeemed?.codeHash).toBe(handoff.codeHash);
+      expect(redeemed?.session?.permissions).toEqual(session.permissions);
+      await expect(store.redeemHandoff(handoff.codeHash, now, own)).resolves.toBe(undefined);
     });
 
     it(`${CONCURRENT_CALLS} concurrent redeemHandoff calls of one code over separate connections: exactly one wins`, async () => {
@@ -268,7 +308,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const handoff = newHandoff(transaction, now);
       await store.issueHandoff(handoff);
 
-      const results = await spread((peer) => peer.redeemHandoff(handoff.codeHash, now));
+      const results = await spread((peer) =>
+        peer.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+      );
       const winners = results.filter((result) => result !== undefined);
       expect(winners).toEqual([handoff]);
     });
@@ -280,7 +322,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
 
       const results = await Promise.all(
-        Array.from({ length: CONCURRENT_CALLS }, () => store.redeemHandoff(handoff.codeHash, now)),
+        Array.from({ length: CONCURRENT_CALLS }, () =>
+          store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+        ),
       );
       expect(results.filter((result) => result !== undefined)).toEqual([handoff]);
     });
@@ -291,20 +335,25 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const handoff = newHandoff(transaction, now);
       await store.issueHandoff(handoff);
 
-      await expect(store.redeemHandoff(handoff.codeHash, handoff.expiresAt)).resolves.toBe(
-        undefined,
-      );
-      await expect(store.redeemHandoff(handoff.codeHash, handoff.expiresAt + 1)).resolves.toBe(
-        undefined,
-      );
+      await expect(
+        store.redeemHandoff(handoff.codeHash, handoff.expiresAt, presenterOf(handoff)),
+      ).resolves.toBe(undefined);
+      await expect(
+        store.redeemHandoff(handoff.codeHash, handoff.expiresAt + 1, presenterOf(handoff)),
+      ).resolves.toBe(undefined);
       // One millisecond before the expiry it was still redeemable: the refusals changed nothing.
-      await expect(store.redeemHandoff(handoff.codeHash, handoff.expiresAt - 1)).resolves.toEqual(
-        handoff,
-      );
+      await expect(
+        store.redeemHandoff(handoff.codeHash, handoff.expiresAt - 1, presenterOf(handoff)),
+      ).resolves.toEqual(handoff);
     });
 
     it('an unknown code redeems nothing', async () => {
-      await expect(store.redeemHandoff('no-such-code-hash', Date.now())).resolves.toBe(undefined);
+      await expect(
+        store.redeemHandoff('no-such-code-hash', Date.now(), {
+          platformKey: 'SHOP',
+          callbackUrl: 'https://shop.example.com/cb',
+        }),
+      ).resolves.toBe(undefined);
     });
   });
 
@@ -478,11 +527,15 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const handoff = handoffOf(transaction, session, now);
       await store.issueHandoff(handoff);
 
-      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toEqual({
+      await expect(
+        store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+      ).resolves.toEqual({
         ...handoff,
         session: { expiresAt: session.expiresAt, permissions: session.permissions },
       });
-      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff))).resolves.toBe(
+        undefined,
+      );
     });
 
     it('redeemHandoff answers the permissions as they are now: stripped since issuance means none (spec 3.3)', async () => {
@@ -494,7 +547,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
       await store.stripUserPermissions(session.userId);
 
-      const redeemed = await store.redeemHandoff(handoff.codeHash, now);
+      const redeemed = await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
       expect(redeemed?.session).toEqual({ expiresAt: session.expiresAt, permissions: [] });
     });
 
@@ -517,7 +570,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         const handoff = handoffOf(transaction, session, now);
         await store.issueHandoff(handoff);
         await end(session);
-        await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+        await expect(
+          store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+        ).resolves.toBe(undefined);
       }
 
       // Expired: redeemed at the session's expiry (the handoff itself still pending).
@@ -526,11 +581,13 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.createSession(session);
       const handoff = handoffOf(transaction, session, now);
       await store.issueHandoff(handoff);
-      await expect(store.redeemHandoff(handoff.codeHash, session.expiresAt)).resolves.toBe(
+      await expect(
+        store.redeemHandoff(handoff.codeHash, session.expiresAt, presenterOf(handoff)),
+      ).resolves.toBe(undefined);
+      // The refusal spent the code.
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff))).resolves.toBe(
         undefined,
       );
-      // The refusal spent the code.
-      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
     });
 
     it(`${CONCURRENT_CALLS} concurrent redeems of a code naming its session: exactly one wins`, async () => {
@@ -541,7 +598,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const handoff = handoffOf(transaction, session, now);
       await store.issueHandoff(handoff);
 
-      const results = await spread((peer) => peer.redeemHandoff(handoff.codeHash, now));
+      const results = await spread((peer) =>
+        peer.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+      );
       expect(results.filter((result) => result !== undefined)).toEqual([
         { ...handoff, session: { expiresAt: session.expiresAt, permissions: session.permissions } },
       ]);
@@ -589,7 +648,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         }),
       ).resolves.toBe('bound');
       await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
-      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toEqual({
+      await expect(
+        store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+      ).resolves.toEqual({
         ...handoff,
         session: { expiresAt: session.expiresAt, permissions: session.permissions },
       });
@@ -628,7 +689,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
           store.createBoundSession({ transactionId, keepUntil: keepUntil(now), session, handoff }),
         ).resolves.toBe(expected);
         await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
-        await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+        await expect(
+          store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+        ).resolves.toBe(undefined);
       }
       expect((await store.getTransaction(unconsumed.id))?.userId).toBe(null);
     });
@@ -690,7 +753,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       ).rejects.toThrow();
       expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
       await expect(store.getSession(fresh.tokenHash, now)).resolves.toBe(undefined);
-      await expect(store.redeemHandoff(pending.codeHash, now)).resolves.toEqual(pending);
+      await expect(
+        store.redeemHandoff(pending.codeHash, now, presenterOf(pending)),
+      ).resolves.toEqual(pending);
     });
 
     it('refuses a handoff of another transaction or session (TypeError)', async () => {
@@ -737,11 +802,14 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         expect(live?.id).toBe(attempt === winner ? winner.session.id : undefined);
       }
       for (const attempt of attempts.filter((a) => a !== winner).slice(0, 5)) {
-        await expect(store.redeemHandoff(attempt.handoff.codeHash, now)).resolves.toBe(undefined);
+        await expect(
+          store.redeemHandoff(attempt.handoff.codeHash, now, presenterOf(attempt.handoff)),
+        ).resolves.toBe(undefined);
       }
-      expect((await store.redeemHandoff(winner.handoff.codeHash, now))?.codeHash).toBe(
-        winner.handoff.codeHash,
-      );
+      expect(
+        (await store.redeemHandoff(winner.handoff.codeHash, now, presenterOf(winner.handoff)))
+          ?.codeHash,
+      ).toBe(winner.handoff.codeHash);
     });
 
     it(`${CONCURRENT_CALLS} concurrent createBoundSession and issueHandoff calls for one transaction: exactly one handoff is issued`, async () => {

@@ -82,6 +82,12 @@ export type HandoffSnapshot = {
 };
 
 /**
+ * Who presents a handoff code at the exchange (spec 4.4, 5): the platform and the callback
+ * its key serves. A code is redeemed only by the platform and callback it was sent to.
+ */
+export type HandoffPresenter = { platformKey: string; callbackUrl: string };
+
+/**
  * A redeemed handoff. `session` is present when the handoff names its session
  * (`sessionTokenHash`): the session as it is at the redeem, live by construction.
  */
@@ -167,14 +173,21 @@ export interface AuthFlowStore {
    */
   issueHandoff(record: HandoffRecord): Promise<IssueResult>;
   /**
-   * Atomically single-use: returns the pending handoff and ends it when now < expiresAt;
-   * undefined when unknown, expired or already redeemed. Of N concurrent calls exactly one wins.
+   * Atomically single-use: returns the pending handoff and ends it when now < expiresAt and it
+   * was sent to the presenter's platform and callback; undefined when unknown, expired or
+   * already redeemed. A code presented by another platform or callback is left as it was
+   * (still redeemable by its own), and the answer is undefined. Of N concurrent calls exactly
+   * one wins.
    * When the handoff names its session (sessionTokenHash), that session must also be live at
    * now (not revoked, now < its expiresAt): the answer then carries its expiry and current
    * permissions (spec 3.3 strips them at once); otherwise the code is spent all the same and
    * the answer is undefined. One round trip.
    */
-  redeemHandoff(codeHash: string, now: number): Promise<RedeemedHandoff | undefined>;
+  redeemHandoff(
+    codeHash: string,
+    now: number,
+    presenter: HandoffPresenter,
+  ): Promise<RedeemedHandoff | undefined>;
   /** Saves a new session. Rejects when a session with the same token hash (or id) exists. */
   createSession(record: SessionRecord): Promise<void>;
   /**

@@ -15,6 +15,7 @@ import {
   newSession,
   newSessionSnapshot,
   newTransaction,
+  presenterOf,
 } from './testing/fixtures.js';
 import { openRedisStore } from './testing/store-harness.js';
 import type { RedisStoreHandle } from './testing/store-harness.js';
@@ -67,7 +68,7 @@ describe('Redis AuthFlowStore', () => {
     expect(await expiresAt(`ho:${handoff.codeHash}`)).toBe(handoff.expiresAt);
     expect(await expiresAt(`hotx:${transaction.id}`)).toBe(transaction.expiresAt);
 
-    await handle.store.redeemHandoff(handoff.codeHash, now);
+    await handle.store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
     expect(await exists(`ho:${handoff.codeHash}`)).toBe(false);
     expect(await exists(`hotx:${transaction.id}`)).toBe(true);
 
@@ -181,7 +182,7 @@ describe('Redis AuthFlowStore', () => {
       now + MINUTE,
     );
     // A previous handoff names no session: it redeems without a session check.
-    await expect(handle.store.redeemHandoff(codeHash, now)).resolves.toEqual({
+    await expect(handle.store.redeemHandoff(codeHash, now, presenterOf(old))).resolves.toEqual({
       ...old,
       codeHash,
       expiresAt: now + MINUTE,

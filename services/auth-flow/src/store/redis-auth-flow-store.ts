@@ -135,8 +135,12 @@ export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
       return asIssueResult(reply);
     },
 
-    async redeemHandoff(codeHash, now) {
-      const reply = await run(redeemHandoffScript, [key.handoff(codeHash)], [prefix, String(now)]);
+    async redeemHandoff(codeHash, now, presenter) {
+      const reply = await run(
+        redeemHandoffScript,
+        [key.handoff(codeHash)],
+        [prefix, String(now), presenter.platformKey, presenter.callbackUrl],
+      );
       return decodeRedeemed(codeHash, reply);
     },
 

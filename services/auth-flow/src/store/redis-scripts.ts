@@ -114,10 +114,11 @@ return 'issued'
 };
 
 /**
- * Single use (spec 3.2, 4.4). KEYS: ho:<codeHash>. ARGV: prefix, now.
- * Deletes the handoff when now < its expiresAt (an expired one is left for Redis to evict at
- * its PXAT; the hotx marker stays) and answers:
- *   nil                      unknown, expired or already redeemed;
+ * Single use (spec 3.2, 4.4). KEYS: ho:<codeHash>. ARGV: prefix, now, platformKey,
+ * callbackUrl (the presenter). Deletes the handoff when now < its expiresAt and it was sent
+ * to the presenter's platform and callback (an expired one is left for Redis to evict at its
+ * PXAT; the hotx marker stays; another presenter's leaves it redeemable) and answers:
+ *   nil                      unknown, expired, already redeemed, or another presenter's;
  *   {value}                  redeemed, a handoff that names no session (issued before);
  *   {value, expiresAt, perms} redeemed, and its session s:<sessionTokenHash> is live by now:
  *                            the session's expiry and current permissions JSON;
@@ -135,6 +136,8 @@ if not v then return false end
 local e = tonumber(string.match(v, '^(%d+)\\n'))
 local now = tonumber(ARGV[2])
 if not e or now >= e then return false end
+local d = cjson.decode(string.sub(v, string.find(v, '\\n', 1, true) + 1))
+if d.platformKey ~= ARGV[3] or d.callbackUrl ~= ARGV[4] then return false end
 redis.call('DEL', KEYS[1])
 local h = string.match(v, '^%d+\\n{"sessionTokenHash":"([%w_%-]+)"')
 if not h then return {v} end

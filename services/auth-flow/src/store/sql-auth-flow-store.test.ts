@@ -12,6 +12,7 @@ import {
   newHandoffSnapshot,
   newSession,
   newTransaction,
+  presenterOf,
 } from './testing/fixtures.js';
 import { sqlFactories } from './testing/store-harness.js';
 import type { SqlStoreHandle } from './testing/store-harness.js';
@@ -90,7 +91,7 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
     await store.createTransaction(transaction);
     const handoff = newHandoff(transaction, now);
     await store.issueHandoff(handoff);
-    await store.redeemHandoff(handoff.codeHash, now);
+    await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
     const row: { session_token_encrypted: string | null; redeemed_at: Date | null } | undefined =
       await handle.db.knex('authflow.handoffs').where({ code_hash: handoff.codeHash }).first();
     expect(row?.session_token_encrypted).toBe(null);
@@ -131,7 +132,9 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
       }
       await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
       expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
-      await expect(store.redeemHandoff(handoff.codeHash, now)).resolves.toBe(undefined);
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff))).resolves.toBe(
+        undefined,
+      );
     });
   }
 

@@ -128,7 +128,7 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
       return rows.length === 1 ? 'issued' : 'conflict';
     },
 
-    async redeemHandoff(codeHash, now) {
+    async redeemHandoff(codeHash, now, presenter) {
       const at = new Date(now);
       // One statement: marks the row redeemed and clears the encrypted token (the self-join
       // hands back the token as it was before the update), and reads the session it names,
@@ -140,6 +140,7 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
              from ${HANDOFFS} as old
             where h.code_hash = ? and old.code_hash = h.code_hash
               and h.redeemed_at is null and h.expires_at > ?
+              and h.platform_key = ? and h.callback_url = ?
            returning h.code_hash, h.transaction_id, h.platform_id, h.platform_key,
                      h.callback_url, h.user_id, h.session_id, old.session_token_encrypted,
                      h.session_token_hash, h.snapshot, h.created_at, h.expires_at
@@ -149,7 +150,7 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
            left join ${SESSIONS} s
              on s.token_hash = r.session_token_hash and s.revoked_at is null
             and s.expires_at > ?`,
-        [at, codeHash, at, at],
+        [at, codeHash, at, presenter.platformKey, presenter.callbackUrl, at],
       );
       const row = result.rows[0];
       if (row === undefined) return undefined;

@@ -1,6 +1,7 @@
 // Test support: records with fresh random ids and hashes, so cases never share a key.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type {
+  HandoffPresenter,
   HandoffRecord,
   HandoffSnapshot,
   SessionRecord,
@@ -111,4 +112,12 @@ export function newHandoffSnapshot(overrides: Partial<HandoffSnapshot> = {}): Ha
     returnTo: 'https://demo.example.com/dashboard?tab=1',
     ...overrides,
   };
+}
+
+/** The presenter a handoff was sent to: the platform and callback whose key may redeem it. */
+export function presenterOf(handoff: {
+  platformKey: string;
+  callbackUrl: string;
+}): HandoffPresenter {
+  return { platformKey: handoff.platformKey, callbackUrl: handoff.callbackUrl };
 }
