@@ -4,7 +4,6 @@ import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { unusedLocalPort } from '@gateway/testkit';
 import { createDatabase } from './create-database.js';
 import type { Database } from './database.js';
@@ -77,10 +76,15 @@ describe.each(harness.drivers)('Database on $kind', (driver) => {
       outsideFinished = true;
       return count;
     });
-    await sleep(300);
-    // pg: the outside query has its own connection and already answered.
-    // PGlite: the one connection belongs to the transaction, so the outside query waits.
-    expect(outsideFinished).toBe(!driver.singleConnection);
+    if (driver.singleConnection) {
+      // PGlite: the one connection belongs to the transaction, so the outside query waits
+      // behind it: a statement of the transaction answers while the outside one does not.
+      await trx.raw('select 1');
+      expect(outsideFinished).toBe(false);
+    } else {
+      // pg: the outside query has its own connection and answers while the transaction is open.
+      expect(await outside).toBe(0);
+    }
 
     await trx.rollback();
     expect(await outside).toBe(0);
@@ -92,8 +96,16 @@ describe.each(harness.drivers)('Database on $kind', (driver) => {
     const trx = await db.knex.transaction();
     await trx('registry.notes').insert({ body: 'committed' });
 
-    const outside = countNotes(db);
-    await sleep(200);
+    let outsideFinished = false;
+    const outside = countNotes(db).then((count) => {
+      outsideFinished = true;
+      return count;
+    });
+    // pg: the outside query answers on its own connection before the commit. PGlite: it is
+    // queued behind the transaction's statements on the one connection.
+    if (driver.singleConnection) await trx.raw('select 1');
+    else await outside;
+    expect(outsideFinished).toBe(!driver.singleConnection);
     await trx.commit();
 
     expect(await outside).toBe(driver.singleConnection ? 1 : 0);
