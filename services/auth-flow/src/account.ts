@@ -4,6 +4,7 @@ import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
+import { exercisablePermissions } from './platform-session-policy.js';
 import { isUuid } from './store/auth-flow-store.js';
 import { isUserActive } from './user-status-watch.js';
 import { findUser, hasRole, PLATFORM_ADMIN, userStatus, type UserRow } from './users.js';
@@ -65,11 +66,15 @@ export function createAccountService(
         userStatus(knex, session.userId),
       );
       if (!active) throw unauthorized();
+      // A deactivated or archived platform's sessions end; only an admin console's carry
+      // permissions (docs/decisions.md).
+      const permissions = await exercisablePermissions(deps.registry, session);
+      if (permissions === undefined) throw unauthorized();
       return {
         userId: session.userId,
         sessionId: session.id,
         environmentKey: session.environmentKey,
-        permissions: session.permissions,
+        permissions,
       };
     },
 

@@ -3,7 +3,9 @@
 // very next call; while the watch is not live it reads the status row as before. The registry
 // and onboarding services answer nothing here: an introspection must not call them.
 import { randomUUID } from 'node:crypto';
+import { createRouterTransport } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { RegistryService } from '@gateway/contracts';
 import { hashToken, randomToken } from '@gateway/crypto';
 import { createDatabase, migrateSchema, type Database } from '@gateway/db';
 import { createTestDatabase, waitFor, type TestDatabase } from '@gateway/testkit';
@@ -55,8 +57,19 @@ const setups: Array<{ name: string; open(): Promise<{ db: Database; store: AuthF
   },
 ];
 
+/** The registry: every platform is active, and its sessions' policy allows them. */
+const registry = createRouterTransport(({ service }) => {
+  service(RegistryService, {
+    getPlatformSessionPolicy: () => ({
+      sessionsAllowed: true,
+      sessionsNotBeforeMs: 0n,
+      adminConsole: false,
+    }),
+  });
+});
+
 function depsWith(db: Database, store: AuthFlowStore, userStatus: UserStatusWatch): AuthFlowDeps {
-  return testAuthFlowDeps({ db, store, userStatus });
+  return testAuthFlowDeps({ db, store, userStatus, registry });
 }
 
 describe.each(setups)('introspection with the user-status watch on $name', (setup) => {

@@ -64,6 +64,10 @@ function depsWith(store: AuthFlowStore): AuthFlowDeps {
           platform: { platformKey: request.platformKey, active: true, centralOnboardingEnabled },
         };
       },
+      getPlatformSessionPolicy() {
+        calls.push('getPlatformSessionPolicy');
+        return { sessionsAllowed: true, sessionsNotBeforeMs: 0n, adminConsole: false };
+      },
       getEnvironmentClient(request) {
         calls.push('getEnvironmentClient');
         return {
@@ -265,7 +269,8 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
       permissions: [],
       returnTo: 'https://shop.example.com/orders',
     });
-    expect(made).toEqual([]);
+    // The platform's session policy is read at every use, uncached (docs/decisions.md).
+    expect(made).toEqual(['getPlatformSessionPolicy']);
     // The one atomic redeem: a statement of the SQL store, a Lua script on Redis.
     expect(ran).toEqual(store.kind === 'sql' ? [expect.stringMatching(/^with redeemed as/)] : []);
     expect(await refusal(exchange(code))).toBe('NOT_FOUND');
@@ -290,7 +295,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     expect(answer.permissions).toEqual([]);
   });
 
-  it('a code presented for another platform or callback is spent and refused (spec 4.4)', async () => {
+  it('a code presented for another platform or callback is refused and stays redeemable by its own key (spec 4.4)', async () => {
     const user = await newUser();
     const { code } = await resumed(user);
     expect(
@@ -298,6 +303,10 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
         handoff.exchange({ code, platformKey: 'SHOP', callbackUrl: 'https://shop.example.com/x' }),
       ),
     ).toBe('NOT_FOUND');
+    expect(
+      await refusal(handoff.exchange({ code, platformKey: 'OTHER', callbackUrl: CALLBACK })),
+    ).toBe('NOT_FOUND');
+    expect((await exchange(code)).platformKey).toBe('SHOP');
     expect(await refusal(exchange(code))).toBe('NOT_FOUND');
   });
 
@@ -342,7 +351,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
 
     const { answer, statements: ran, calls: made } = await counting(introspect);
     expect(answer).toEqual(activeIntrospection(user, session));
-    expect(made).toEqual([]);
+    expect(made).toEqual(['getPlatformSessionPolicy']);
     expect(ran.filter((sql) => /authflow"?\."?users/.test(sql))).toEqual([
       // knex numbers the placeholder for pg.
       'select status from authflow.users where id = $1',

@@ -3,6 +3,7 @@ import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
+import { exercisablePermissions } from './platform-session-policy.js';
 import type { HandoffRecord, SessionRecord } from './store/auth-flow-store.js';
 import { isUserActive } from './user-status-watch.js';
 import { findUser, userStatus } from './users.js';
@@ -17,13 +18,23 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
   /**
    * Redeems a handoff code once. The code must have been sent to the callback the
    * presenting key serves (spec 4.4, 5: a key of one pair cannot redeem codes of another);
-   * a code presented by the wrong key is spent all the same (fail closed) and answers 404.
+   * a code presented by the wrong key answers 404 and stays redeemable by the right one.
+   * `permissions` are those the session can exercise (docs/decisions.md): empty unless the
+   * platform is an admin console.
    */
   async function exchange(request: { code: string; platformKey: string; callbackUrl: string }) {
     try {
       const answer = await redeem(request);
+      const permissions = await exercisablePermissions(deps.registry, {
+        platformKey: answer.platformKey,
+        createdAt: undefined,
+        permissions: answer.permissions,
+      });
+      if (permissions === undefined) {
+        throw new GatewayError('NOT_FOUND', 'Invalid, expired or used handoff code.');
+      }
       gatewayMetrics.recordHandoffRedemption('redeemed');
-      return answer;
+      return { ...answer, permissions };
     } catch (error) {
       gatewayMetrics.recordHandoffRedemption('refused');
       throw error;
@@ -34,11 +45,13 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
     const at = now().getTime();
     const invalid = () => new GatewayError('NOT_FOUND', 'Invalid, expired or used handoff code.');
     // One atomic step: spends the code and reads its session, refused when the session was
-    // revoked or expired since issuance (spec 3.2, 3.3).
-    const handoff = await store.redeemHandoff(hashToken(request.code), at);
+    // revoked or expired since issuance (spec 3.2, 3.3), or when the code was sent to
+    // another platform or callback (which leaves it unspent).
+    const handoff = await store.redeemHandoff(hashToken(request.code), at, {
+      platformKey: request.platformKey,
+      callbackUrl: request.callbackUrl,
+    });
     if (handoff === undefined) throw invalid();
-    if (handoff.platformKey !== request.platformKey || handoff.callbackUrl !== request.callbackUrl)
-      throw invalid();
     const sessionToken = keyring.decryptString(
       handoff.sessionTokenEncrypted,
       `handoff:${handoff.codeHash}`,
@@ -124,6 +137,8 @@ export function createSessionHandoff(deps: AuthFlowDeps, environments: Environme
     const inactive = { active: false };
     const session = await store.getSession(hashToken(request.token), now().getTime());
     if (session === undefined || session.platformKey !== request.platformKey) return inactive;
+    // A deactivated or archived platform's sessions are ended (docs/decisions.md).
+    if ((await exercisablePermissions(deps.registry, session)) === undefined) return inactive;
     const { snapshot } = session;
     if (snapshot === undefined) return introspectSessionOfBefore(session, request.platformKey);
     // Issue 8: the answer comes from the session record, except the user's status (spec 4.5:

@@ -32,6 +32,10 @@ export type PlatformRow = {
   default_onboarding_mode: OnboardingMode;
   identity_environment_id: string;
   metadata: JsonObject;
+  /** Its logins' sessions may act as admin credentials (docs/decisions.md). */
+  admin_console: boolean;
+  /** Its sessions created before this instant are ended (set on deactivate and archive). */
+  sessions_not_before: Date | null;
   created_at: Date;
   updated_at: Date;
 };
@@ -272,6 +276,7 @@ export type PlatformInput = {
   centralOnboardingEnabled: boolean | undefined;
   platformOnboardingPath: string | undefined;
   metadata: JsonObject;
+  adminConsole: boolean | undefined;
 };
 
 /** Spec 4.10 create: the platform, its pairs, and one BFF key per callback, secrets once. */
@@ -304,6 +309,8 @@ export async function createPlatform(
         default_onboarding_mode: mode,
         identity_environment_id: environment.id,
         metadata: input.metadata,
+        admin_console: input.adminConsole ?? false,
+        sessions_not_before: null,
         created_at: now,
         updated_at: now,
       };
@@ -324,7 +331,10 @@ export async function createPlatform(
         kind: 'platform.created',
         ...context,
         target: { type: 'platform', id: platform.id, key: platform.platform_key },
-        details: { identityEnvironmentKey: environment.environment_key },
+        details: {
+          identityEnvironmentKey: environment.environment_key,
+          adminConsole: platform.admin_console,
+        },
       });
       const issued = await issueMissingBffKeys(trx, context, platform);
       return { view: await getPlatform(trx, platform.platform_key), issued };
@@ -340,6 +350,7 @@ export type PlatformPatch = {
   centralOnboardingEnabled?: boolean;
   platformOnboardingPath?: string | null;
   metadata?: JsonObject;
+  adminConsole?: boolean;
 };
 
 /**
@@ -399,6 +410,7 @@ export async function updatePlatform(
     if (patch.platformOnboardingPath !== undefined)
       changes.platform_onboarding_path = patch.platformOnboardingPath;
     if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+    if (patch.adminConsole !== undefined) changes.admin_console = patch.adminConsole;
     if (environment.id !== currentEnvironment.id) changes.identity_environment_id = environment.id;
     await trx(platforms).where({ id: current.id }).update(changes);
 
@@ -412,6 +424,9 @@ export async function updatePlatform(
           (key) => patch[key as keyof PlatformPatch] !== undefined,
         ),
         revokedCredentials,
+        ...(patch.adminConsole === undefined || patch.adminConsole === current.admin_console
+          ? {}
+          : { adminConsole: { from: current.admin_console, to: patch.adminConsole } }),
       },
     });
     if (environment.id !== currentEnvironment.id) {
@@ -516,7 +531,13 @@ async function setStatus(
   kind: 'platform.deactivated' | 'platform.activated' | 'platform.archived' | 'platform.restored',
   details: JsonObject = {},
 ): Promise<void> {
-  await trx(platforms).where({ id: platform.id }).update({ status, updated_at: new Date() });
+  const now = new Date();
+  // Ending its sessions in the transaction of the change: the auth-flow reads this at every
+  // session use (GetPlatformSessionPolicy), so they stay ended after a reactivation too.
+  const endsSessions = status === 'inactive' || status === 'archived';
+  await trx(platforms)
+    .where({ id: platform.id })
+    .update({ status, updated_at: now, ...(endsSessions ? { sessions_not_before: now } : {}) });
   await appendAuditRecord(trx, {
     kind,
     ...context,
@@ -768,4 +789,34 @@ export async function activeReturnUrlOrigins(knex: Knex): Promise<string[]> {
     .join(platforms, `${platforms}.id`, `${pairsTable}.platform_id`)
     .where(`${platforms}.status`, 'active')) as { return_url: string }[];
   return [...new Set(rows.map((row) => new URL(row.return_url).origin))];
+}
+
+// ------------------------------------------------------------------ session policy
+
+export type PlatformSessionPolicy = {
+  sessionsAllowed: boolean;
+  sessionsNotBeforeMs: number;
+  adminConsole: boolean;
+};
+
+/**
+ * Whether the sessions of this platform's logins may act, and as admin credentials: read by
+ * the auth-flow at every session use, one primary-key read, so a deactivation or archive
+ * ends them from its commit on. An unknown platform allows nothing.
+ */
+export async function getPlatformSessionPolicy(
+  knex: Knex,
+  platformKey: string,
+): Promise<PlatformSessionPolicy> {
+  const row = (await knex(platforms)
+    .select('status', 'admin_console', 'sessions_not_before')
+    .where({ platform_key: platformKey })
+    .first()) as Pick<PlatformRow, 'status' | 'admin_console' | 'sessions_not_before'> | undefined;
+  if (row === undefined)
+    return { sessionsAllowed: false, sessionsNotBeforeMs: 0, adminConsole: false };
+  return {
+    sessionsAllowed: row.status === 'active',
+    sessionsNotBeforeMs: row.sessions_not_before === null ? 0 : row.sessions_not_before.getTime(),
+    adminConsole: row.admin_console,
+  };
 }

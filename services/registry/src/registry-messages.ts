@@ -78,6 +78,7 @@ export function platformMessage(view: PlatformView): MessageInitShape<typeof Pla
     active: platform.status === 'active',
     status: platform.status,
     centralOnboardingEnabled: platform.central_onboarding_enabled,
+    adminConsole: platform.admin_console,
     ...(platform.platform_onboarding_path === null
       ? {}
       : { platformOnboardingPath: platform.platform_onboarding_path }),

@@ -24,6 +24,7 @@ import {
   deactivatePlatform,
   deletePlatformCredential,
   getPlatform,
+  getPlatformSessionPolicy,
   listPlatforms,
   restorePlatform,
   revokePreviousPlatformCredentialSecret,
@@ -158,6 +159,10 @@ export function createRegistryServiceImpl(
     async getPlatform(request) {
       return { platform: platformMessage(await getPlatform(deps.db.knex, request.platformKey)) };
     },
+    async getPlatformSessionPolicy(request) {
+      const policy = await getPlatformSessionPolicy(deps.db.knex, request.platformKey);
+      return { ...policy, sessionsNotBeforeMs: BigInt(policy.sessionsNotBeforeMs) };
+    },
     async createPlatform(request) {
       const { view, issued } = await createPlatform(deps, changeContextOf(request.context), {
         platformKey: request.platformKey,
@@ -171,6 +176,7 @@ export function createRegistryServiceImpl(
         centralOnboardingEnabled: request.centralOnboardingEnabled,
         platformOnboardingPath: request.platformOnboardingPath,
         metadata: request.metadata ?? {},
+        adminConsole: request.adminConsole,
       });
       return { platform: platformMessage(view), credentials: issued.map(issuedCredentialMessage) };
     },
@@ -195,6 +201,7 @@ export function createRegistryServiceImpl(
             ? {}
             : { platformOnboardingPath: request.platformOnboardingPath.value ?? null }),
           ...(request.metadata === undefined ? {} : { metadata: request.metadata as JsonObject }),
+          ...(request.adminConsole === undefined ? {} : { adminConsole: request.adminConsole }),
         },
       );
       return { platform: platformMessage(view), credentials: issued.map(issuedCredentialMessage) };

@@ -90,6 +90,7 @@ export function toPlatformJson(
     status: platform.status as PlatformBody['status'],
     requirementVersion,
     centralOnboardingEnabled: platform.centralOnboardingEnabled,
+    adminConsole: platform.adminConsole,
     platformOnboardingPath: orNull(platform.platformOnboardingPath),
     defaultOnboardingMode: platform.defaultOnboardingMode as PlatformBody['defaultOnboardingMode'],
     credentialsConfigured: platform.credentialsConfigured,

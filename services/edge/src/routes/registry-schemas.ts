@@ -73,6 +73,12 @@ const platformFields = {
   centralOnboardingEnabled: z.boolean(),
   platformOnboardingPath: z.string().min(1).max(2048),
   metadata,
+  adminConsole: z
+    .boolean()
+    .describe(
+      "Sessions created by this platform's logins may act as admin credentials (a " +
+        "platform_admin's gateway token then carries its permissions). Default false.",
+    ),
 };
 
 export const CreatePlatformBody = z
@@ -85,6 +91,7 @@ export const CreatePlatformBody = z
     centralOnboardingEnabled: platformFields.centralOnboardingEnabled.optional(),
     platformOnboardingPath: platformFields.platformOnboardingPath.optional(),
     metadata: metadata.optional(),
+    adminConsole: platformFields.adminConsole.optional(),
   })
   .strict()
   .meta({ id: 'CreatePlatformRequest' });
@@ -108,6 +115,7 @@ export const UpdatePlatformBody = z
       .optional()
       .describe('null removes it.'),
     metadata: metadata.optional(),
+    adminConsole: platformFields.adminConsole.optional(),
   })
   .strict()
   .refine(atLeastOneField, { message: 'At least one field is required.' })
@@ -221,6 +229,7 @@ export const PlatformJson = z
     status: z.enum(['active', 'inactive', 'archived']),
     requirementVersion: z.number().int(),
     centralOnboardingEnabled: z.boolean(),
+    adminConsole: platformFields.adminConsole,
     platformOnboardingPath: z.string().nullable(),
     defaultOnboardingMode: z.enum(ONBOARDING_MODES),
     credentialsConfigured: z.boolean(),

@@ -1,0 +1,37 @@
+import type { Client } from '@connectrpc/connect';
+import type { RegistryService } from '@gateway/contracts';
+
+/** What the policy needs of a session: its platform, creation time and permission snapshot. */
+export type SessionOfPlatform = {
+  platformKey: string | null;
+  /** Epoch milliseconds; undefined when unknown (a pending handoff's session). */
+  createdAt: number | undefined;
+  permissions: readonly string[];
+};
+
+/**
+ * The permissions a session can exercise now, or undefined when it may not act at all.
+ *
+ * A session created by a platform's login acts only while that platform is active and was
+ * created after its last deactivation or archive (the registry records that instant in the
+ * same transaction as the change). Its permissions count only when the platform is an admin
+ * console (`adminConsole`): a platform that receives a platform_admin's gateway token cannot
+ * use it as an admin credential (docs/decisions.md). A session signed in at the gateway
+ * itself (no platform) keeps its snapshot (spec 2.6).
+ *
+ * The registry is asked at every use, never through a cache (GetPlatformSessionPolicy is not
+ * among the cached answers), so a change applies from its commit on, whichever session store
+ * runs.
+ */
+export async function exercisablePermissions(
+  registry: Pick<Client<typeof RegistryService>, 'getPlatformSessionPolicy'>,
+  session: SessionOfPlatform,
+): Promise<string[] | undefined> {
+  if (session.platformKey === null) return [...session.permissions];
+  const policy = await registry.getPlatformSessionPolicy({ platformKey: session.platformKey });
+  if (!policy.sessionsAllowed) return undefined;
+  if (session.createdAt !== undefined && session.createdAt < Number(policy.sessionsNotBeforeMs)) {
+    return undefined;
+  }
+  return policy.adminConsole ? [...session.permissions] : [];
+}
