@@ -74,13 +74,15 @@ function startFirstRun(env: Record<string, string> = {}): Run {
 }
 
 async function untilReady(run: Run): Promise<void> {
-  await waitFor(async () => run.output().includes('Ctrl-C stops everything'), {
+  const ready = () => run.output().includes('Ctrl-C stops everything');
+  await waitFor(async () => ready() || run.child.exitCode !== null, {
     timeoutMs: 90_000,
     intervalMs: 200,
     what: 'the first-run banner',
   }).catch((error: unknown) => {
     throw new Error(`${String(error)}\n${run.output()}`);
   });
+  if (!ready()) throw new Error(`the first run exited before its banner:\n${run.output()}`);
 }
 
 async function visit(
@@ -453,13 +455,15 @@ const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdou
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    await waitFor(async () => output.includes('Ctrl-C stops everything'), {
+    const ready = () => output.includes('Ctrl-C stops everything');
+    await waitFor(async () => ready() || child.exitCode !== null, {
       timeoutMs: 150_000,
       intervalMs: 200,
       what: 'the first-run banner in the terminal',
     }).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${output}`);
     });
+    if (!ready()) throw new Error(`the first run exited before its banner:\n${output}`);
     child.stdin?.write('\x03');
     expect(await exited).toBe(0);
     expect(output).toContain('shutting down…');
