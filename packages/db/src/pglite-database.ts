@@ -5,9 +5,11 @@ import knexModule from 'knex';
 import type { Knex } from 'knex';
 import type { Database } from './database.js';
 import { DEFAULT_PING_TIMEOUT_MS, once } from './database.js';
+import { quietKnexLog } from './knex-log.js';
 import { createListenerSet, pgliteListeners } from './listener.js';
 import { PGliteKnexClient } from './pglite-client.js';
 import { pingDatabase } from './ping.js';
+import { pristineCluster } from './pristine-cluster.js';
 import { restrictToOwner } from './restrict-to-owner.js';
 import { pgliteParsers } from './type-parsers.js';
 
@@ -32,6 +34,7 @@ export async function createPGliteDatabase(options: PGliteOptions): Promise<Data
     // do not know that shape.
     connection: (() => ({ pglite })) as unknown as Knex.ConnectionConfigProvider,
     acquireConnectionTimeout: options.connectTimeoutMs ?? DEFAULT_WAIT_FOR_CONNECTION_MS,
+    log: quietKnexLog,
   });
   const openListener = pgliteListeners(knex, (callback) => pglite.onNotification(callback));
   const listeners = createListenerSet();
@@ -63,24 +66,4 @@ async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
   const pglite = await PGlite.create({ dataDir: folder, parsers: pgliteParsers });
   await restrictToOwner(folder);
   return pglite;
-}
-
-// Creating a PGlite cluster (initdb in WebAssembly) takes seconds; loading a copy of a fresh
-// one takes a fraction of that. In-memory databases (tests) therefore start from a snapshot of
-// a pristine cluster made once per process.
-let pristineClusterPromise: Promise<Blob> | undefined;
-
-function pristineCluster(): Promise<Blob> {
-  pristineClusterPromise ??= (async () => {
-    const template = await PGlite.create();
-    try {
-      return await template.dumpDataDir('none');
-    } finally {
-      await template.close();
-    }
-  })().catch((error: unknown) => {
-    pristineClusterPromise = undefined;
-    throw error;
-  });
-  return pristineClusterPromise;
 }
