@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createCookieJar, followProviderPages } from '@gateway/testkit';
-import { keepAliveFetch } from './keep-alive-fetch.js';
 
 // What a browser does at an oidc-provider whose development login and consent pages are on
-// (the testkit's provider and the issue-8 peer): the testkit's followProviderPages follows its
+// (the testkit's provider and the bench's peer): the testkit's followProviderPages follows its
 // redirects, answers the login form (any password) and the consent form, and stops at the
 // first redirect away from the provider. A browser keeps its cookie jar, so its second
 // sign-in finds an identity session and a grant and goes straight back (a returning user).
@@ -22,7 +21,6 @@ export function providerBrowser(providerOrigin: string): ProviderBrowser {
         accountId,
         jar,
         isDone: (url) => url.origin !== providerOrigin,
-        fetch: keepAliveFetch,
       }),
   };
 }

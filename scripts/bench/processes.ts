@@ -3,7 +3,6 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AllocationProfileMessage } from './allocation-sampling.js';
 
 /** The repository root (the bench runs every process from there). */
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,8 +30,6 @@ export function startTsxProcess(options: {
   env: NodeJS.ProcessEnv;
   logDir: string;
   nodeArgs?: string[];
-  /** Modules loaded before the entry point, after tsx (so they may be TypeScript). */
-  imports?: string[];
 }): BenchProcess {
   const logFile = join(options.logDir, `${options.name}.log`);
   const fd = openSync(logFile, 'w');
@@ -43,7 +40,6 @@ export function startTsxProcess(options: {
       '--conditions=@gateway/source',
       '--import',
       'tsx',
-      ...(options.imports ?? []).flatMap((module) => ['--import', module]),
       options.entry,
       ...(options.args ?? []),
     ],
@@ -90,51 +86,17 @@ export function logTail(logFile: string, lines = 30): string {
 // Linux /proc: utime + stime of a process in clock ticks (USER_HZ, 100 on Linux).
 const TICKS_PER_SECOND = 100;
 
-/** CPU time a process has used so far, in milliseconds: in user space and in the kernel. */
-export async function cpuSplitMs(pid: number): Promise<{ user: number; system: number }> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may contain spaces: the fields after it start past ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return {
-    user: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
-    system: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
-  };
-}
-
-/** CPU time (user + system) a process has used so far, in milliseconds. */
-export async function cpuMs(pid: number): Promise<number> {
-  const { user, system } = await cpuSplitMs(pid);
-  return user + system;
-}
-
-/** The machine's CPU time so far, from /proc/stat's first line, in clock ticks. */
-export type MachineTicks = { busy: number; steal: number; total: number };
-
-export async function machineTicks(): Promise<MachineTicks> {
-  const stat = await readFile('/proc/stat', 'utf8');
-  // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest time is
-  // already counted in user and nice).
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = stat
-    .slice(0, stat.indexOf('\n'))
-    .trim()
-    .split(/\s+/)
-    .slice(1, 9)
-    .map(Number) as [number, number, number, number, number, number, number, number];
-  const busy = user + nice + system + irq + softirq;
-  return { busy, steal, total: busy + idle + iowait + steal };
-}
-
-/**
- * How busy the whole machine was between two readings, in % of all its cores: every process
- * (the gateway, the load generator, Redis, PostgreSQL and anything else), and the time the
- * hypervisor gave the cores to other guests (steal), which no process is charged for.
- */
-export function machineShare(before: MachineTicks, after: MachineTicks) {
-  const total = Math.max(after.total - before.total, 1);
-  return {
-    machineBusyPct: Math.round(((after.busy - before.busy) / total) * 1000) / 10,
-    machineStealPct: Math.round(((after.steal - before.steal) / total) * 1000) / 10,
-  };
+/** CPU time (user + system) processes have used so far, in milliseconds. */
+export async function cpuMs(...pids: number[]): Promise<number> {
+  const each = await Promise.all(
+    pids.map(async (pid) => {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      // The command name (field 2) may contain spaces: the fields after it start past ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    }),
+  );
+  return each.reduce((sum, ms) => sum + ms, 0);
 }
 
 /** Resident set size of a process in bytes. */
@@ -142,15 +104,6 @@ export async function rssBytes(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
   return match === null ? 0 : Number(match[1]) * 1024;
-}
-
-/** Sums cpuSplitMs over processes (split mode: the four services). */
-export async function totalCpuSplitMs(pids: number[]): Promise<{ user: number; system: number }> {
-  const each = await Promise.all(pids.map((pid) => cpuSplitMs(pid)));
-  return {
-    user: each.reduce((sum, cpu) => sum + cpu.user, 0),
-    system: each.reduce((sum, cpu) => sum + cpu.system, 0),
-  };
 }
 
 /**
@@ -184,35 +137,29 @@ export function sampleRss(
   };
 }
 
-/**
- * Sends one command to allocation-sampling.ts in `target` and waits for its `answer` (`started`
- * or `written`); rejects on its failure or after 30 s.
- */
-export function allocationCommand(
-  target: BenchProcess,
-  command: AllocationProfileMessage,
-  answer: 'started' | 'written',
-): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => finish(new Error(`${target.name}: no allocation profile answer`)),
-      30_000,
-    );
-    const onMessage = (message: unknown) => {
-      const { allocationProfile, error } = (message ?? {}) as {
-        allocationProfile?: string;
-        error?: string;
+export type Usage = {
+  serverCpuPct: number;
+  serverCpuMsPerRequest: number;
+  loadGeneratorCpuPct: number;
+};
+
+/** CPU of the server processes and of the bench itself (the load generator) over one run. */
+export async function usageOver(
+  pids: number[],
+): Promise<{ done(run: { durationSeconds: number; requests: number }): Promise<Usage> }> {
+  const serverBefore = await cpuMs(...pids);
+  const benchBefore = process.cpuUsage();
+  return {
+    done: async (run) => {
+      const server = (await cpuMs(...pids)) - serverBefore;
+      const bench = process.cpuUsage(benchBefore);
+      const wallMs = Math.max(run.durationSeconds, 0.001) * 1000;
+      const share = (ms: number) => Math.round((ms / wallMs) * 10_000) / 100;
+      return {
+        serverCpuPct: share(server),
+        serverCpuMsPerRequest: Math.round((server / Math.max(run.requests, 1)) * 100) / 100,
+        loadGeneratorCpuPct: share((bench.user + bench.system) / 1000),
       };
-      if (allocationProfile === answer) finish();
-      else if (allocationProfile === 'failed') finish(new Error(`${target.name}: ${error}`));
-    };
-    const finish = (error?: Error) => {
-      clearTimeout(timer);
-      target.child.off('message', onMessage);
-      if (error === undefined) resolve();
-      else reject(error);
-    };
-    target.child.on('message', onMessage);
-    target.child.send(command);
-  });
+    },
+  };
 }

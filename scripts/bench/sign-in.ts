@@ -1,5 +1,4 @@
 import { providerBrowser, type ProviderBrowser } from './browser.js';
-import { keepAliveFetch } from './keep-alive-fetch.js';
 
 /** Where a platform's users sign in: the gateway, its identity provider, one platform. */
 export type LoginTarget = {
@@ -27,7 +26,7 @@ export async function signIn(
   browser: ProviderBrowser,
   accountId: string,
 ): Promise<SignedIn> {
-  const start = await keepAliveFetch(
+  const start = await fetch(
     `${target.gatewayUrl}/v1/auth/start?platformKey=${target.platformKey}&returnTo=${encodeURIComponent(target.returnTo)}`,
     { redirect: 'manual' },
   );
@@ -37,7 +36,7 @@ export async function signIn(
     throw new Error(`start answered ${start.status}`);
   }
   const back = await browser.visit(authorize, accountId);
-  const callback = await keepAliveFetch(`${target.gatewayUrl}/v1/auth/callback${back.search}`, {
+  const callback = await fetch(`${target.gatewayUrl}/v1/auth/callback${back.search}`, {
     redirect: 'manual',
   });
   const landed = callback.headers.get('location');
@@ -64,7 +63,7 @@ export async function exchange(
   target: LoginTarget,
   code: string,
 ): Promise<{ status: number; gatewayToken?: string }> {
-  const response = await keepAliveFetch(`${target.gatewayUrl}/v1/auth/exchange`, {
+  const response = await fetch(`${target.gatewayUrl}/v1/auth/exchange`, {
     method: 'POST',
     headers: { authorization: target.bffAuthorization, 'content-type': 'application/json' },
     body: JSON.stringify({ code }),

@@ -1,4 +1,4 @@
-// The baselines of `pnpm bench` (issue 8, item 2): the cheapest servers that do what a
+// The baselines of `pnpm bench`: the cheapest servers that do what a
 // gateway request minimally does, measured with the same load generator in the same run.
 //   node-http          bare node:http hello
 //   express            Express 5 hello

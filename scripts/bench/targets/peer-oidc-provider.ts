@@ -1,4 +1,4 @@
-// The peer of issue 8: token introspection (RFC 7662) by the `oidc-provider` package, with an
+// The peer of `pnpm bench`: token introspection (RFC 7662) by the `oidc-provider` package, with an
 // opaque access token and client_secret_basic, storing its tokens and grants in Redis through
 // the adapter of oidc-provider's own example (a production provider needs a shared store;
 // the in-memory adapter is for development only).

@@ -1,0 +1,130 @@
+import { BASELINE, type ResultRow, type TargetCheck } from './report.js';
+import type { BenchReport } from './run.js';
+
+// What the bench judges, and nothing else. Every check compares figures of the same run, so
+// it holds on any idle machine or on none; latencies and S6's bytes are shown, not judged.
+
+const PEER = 'peer-oidc-provider-introspect';
+
+/** Each judged target: whether it holds in `report`, with the figures it was judged on. */
+export function checkTargets(report: BenchReport): TargetCheck[] {
+  const rows = (name: string) => report.results.filter((row) => row.name === name);
+  const at = (name: string, connections: number) =>
+    report.results.find((row) => row.name === name && row.connections === connections);
+  /** `name`'s rate over `other`'s at each connection count both were measured at. */
+  const rateRatio = (target: string, name: string, other: string, minimum: number) =>
+    judge(
+      target,
+      rows(name).flatMap((row) => {
+        const reference = at(other, row.connections);
+        if (reference === undefined || reference.rps <= 0) return [];
+        const ratio = row.rps / reference.rps;
+        return [{ text: `${ratio.toFixed(2)}x @${row.connections}`, holds: ratio >= minimum }];
+      }),
+    );
+  return [
+    rateRatio(
+      'S1 introspect all-in-one >= 1.2x baseline (c)',
+      'introspect-allinone',
+      BASELINE,
+      1.2,
+    ),
+    rateRatio(
+      'S1 introspect all-in-one >= 1.3x the oidc-provider peer',
+      'introspect-allinone',
+      PEER,
+      1.3,
+    ),
+    rateRatio('S1 introspect split >= 0.6x baseline (c)', 'introspect-split', BASELINE, 0.6),
+    rateRatio('S2 exchange >= 0.8x baseline (c)', 'exchange', BASELINE, 0.8),
+    rateRatio('S3 start >= 0.8x baseline (c)', 'start', BASELINE, 0.8),
+    signInCpu(rows('signin')),
+    ...overloadChecks(rows('overload')),
+  ];
+}
+
+type Judged = { text: string; holds: boolean };
+
+function judge(target: string, judged: Judged[]): TargetCheck {
+  if (judged.length === 0) return { target, value: 'not measured', holds: null };
+  return {
+    target,
+    value: judged.map((each) => each.text).join(', '),
+    holds: judged.every((each) => each.holds),
+  };
+}
+
+/** S4: the gateway's CPU per sign-in as a share of the identity provider's, same seconds. */
+function signInCpu(signIns: ResultRow[]): TargetCheck {
+  return judge(
+    "S4 gateway CPU per sign-in <= 0.8x the identity provider's",
+    signIns.flatMap((row) => {
+      const gateway = Number(row.gatewayCpuMsPerSignIn);
+      const identity = Number(row.identityCpuMsPerSignIn);
+      if (!(gateway > 0 && identity > 0)) return [];
+      const ratio = gateway / identity;
+      return [
+        {
+          text: `${ratio.toFixed(2)}x (${gateway} ms / ${identity} ms) @${row.connections}`,
+          holds: ratio <= 0.8,
+        },
+      ];
+    }),
+  );
+}
+
+/** The minimum share of capacity served as 200s at each judged S5 level. */
+const SERVED_AT = new Map([
+  [120, 0.9],
+  [200, 0.8],
+]);
+
+/** S5 as users feel it, at 120% and 200% of the capacity measured right before it. */
+function overloadChecks(overload: ResultRow[]): TargetCheck[] {
+  const judged = overload.filter((row) => SERVED_AT.has(Number(row.offeredPct)));
+  const label = (row: ResultRow) => `@${String(row.offeredPct)}%`;
+  return [
+    judge(
+      'S5 serves >= 0.9x capacity at 120% and >= 0.8x at 200% in 200 answers',
+      judged.map((row) => {
+        const share = Number(row.servedShareOfCapacity);
+        return {
+          text: `${share.toFixed(2)}x ${label(row)}`,
+          holds: share >= (SERVED_AT.get(Number(row.offeredPct)) ?? Infinity),
+        };
+      }),
+    ),
+    judge(
+      'S5 refuses the rest with 503, the error body and Retry-After; no time-outs or connection errors',
+      judged.map((row) => {
+        const refused = row.statusCounts['503'] ?? 0;
+        const holds =
+          refusalsAreProper(row) && row.errors === 0 && row.requests === row.offeredRequests;
+        return {
+          text: `${refused} refused, ${row.errors} errors (${String(row.timeouts)} time-outs) ${label(row)}`,
+          holds,
+        };
+      }),
+    ),
+    judge(
+      'S5 RSS grows < 10% (median, against the level within capacity)',
+      // --quick offers one level only, beyond capacity: no reference, so not judged.
+      judged.flatMap((row) =>
+        typeof row.rssGrowthPct === 'number'
+          ? [{ text: `${row.rssGrowthPct}% ${label(row)}`, holds: row.rssGrowthPct < 10 }]
+          : [],
+      ),
+    ),
+  ];
+}
+
+/** Every answer but 200 is a 503 with the error body and a Retry-After header. */
+export function refusalsAreProper(row: ResultRow): boolean {
+  const statuses = Object.keys(row.statusCounts).filter((status) => status !== '200');
+  const bodies = (row.refusalBodies ?? {}) as Record<string, string>;
+  return (
+    statuses.every((status) => status === '503') &&
+    row.refusalsWithoutRetryAfter === 0 &&
+    Object.values(bodies).every((body) => /"code":"SERVICE_UNAVAILABLE"/.test(body))
+  );
+}
