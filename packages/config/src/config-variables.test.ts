@@ -161,6 +161,7 @@ function sampleValue(name: string): string {
     IDENTITY_POST_LOGOUT_REDIRECT_URI: 'https://app.example.com/bye',
     ACCOUNT_CENTER_URL: 'https://account.example.com',
     IDENTITY_ACCESS_TOKEN_AUDIENCE: 'api://gateway',
+    ACCESS_TOKEN_MAX_LIFETIME_SECONDS: '3600',
     IDENTITY_ENVIRONMENT_SECRET_KEY: 'e'.repeat(32),
     IDENTITY_SERVICE_URL: 'http://identity:9000',
     IDENTITY_SERVICE_KEY: 'k'.repeat(40),

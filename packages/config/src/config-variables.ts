@@ -104,6 +104,13 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     { default: 'http://localhost:8080' },
   ),
   variable(
+    'ACCESS_TOKEN_MAX_LIFETIME_SECONDS',
+    'accessTokenMaxLifetimeSeconds',
+    'Longest lifetime (`exp` minus `iat`) of an accepted Bearer access token, in seconds, ' +
+      'allowed 60 to 31536000. Longer-lived tokens are refused (401).',
+    { default: '86400' },
+  ),
+  variable(
     'IDENTITY_ENVIRONMENT_SECRET_KEY',
     'identityEnvironmentSecretKey',
     'At least 32 characters. Encrypts client secrets of database environments; changing it ' +

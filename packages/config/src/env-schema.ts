@@ -74,6 +74,7 @@ export const gatewayEnvSchema = z.object({
   IDENTITY_POST_LOGOUT_REDIRECT_URI: optional(httpUrl()),
   ACCOUNT_CENTER_URL: optional(httpUrl()),
   IDENTITY_ACCESS_TOKEN_AUDIENCE: trimmed(z.string().default('http://localhost:8080')),
+  ACCESS_TOKEN_MAX_LIFETIME_SECONDS: trimmed(integer(60, 31_536_000).default(86_400)),
   IDENTITY_ENVIRONMENT_SECRET_KEY: optionalSecret(minLength(32)),
   IDENTITY_SERVICE_URL: optional(httpUrl()),
   IDENTITY_SERVICE_KEY: optionalSecret(minLength(32)),

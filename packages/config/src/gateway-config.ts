@@ -24,6 +24,8 @@ export type GatewayConfig = {
   readonly identityPostLogoutRedirectUri: string | undefined;
   readonly accountCenterUrl: string | undefined;
   readonly accessTokenAudience: string;
+  /** Longest accepted lifetime (`exp` - `iat`) of a Bearer access token. */
+  readonly accessTokenMaxLifetimeSeconds: number;
   readonly identityEnvironmentSecretKey: string | undefined;
   readonly identityServiceUrl: string | undefined;
   readonly identityServiceKey: string | undefined;
@@ -82,6 +84,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     identityPostLogoutRedirectUri: env.IDENTITY_POST_LOGOUT_REDIRECT_URI,
     accountCenterUrl: env.ACCOUNT_CENTER_URL,
     accessTokenAudience: env.IDENTITY_ACCESS_TOKEN_AUDIENCE,
+    accessTokenMaxLifetimeSeconds: env.ACCESS_TOKEN_MAX_LIFETIME_SECONDS,
     identityEnvironmentSecretKey: env.IDENTITY_ENVIRONMENT_SECRET_KEY,
     identityServiceUrl: env.IDENTITY_SERVICE_URL,
     identityServiceKey: env.IDENTITY_SERVICE_KEY,

@@ -40,6 +40,7 @@ describe('loadConfig defaults', () => {
       identityPostLogoutRedirectUri: undefined,
       accountCenterUrl: undefined,
       accessTokenAudience: 'http://localhost:8080',
+      accessTokenMaxLifetimeSeconds: 86400,
       identityEnvironmentSecretKey: undefined,
       identityServiceUrl: undefined,
       identityServiceKey: undefined,

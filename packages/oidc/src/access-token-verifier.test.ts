@@ -267,6 +267,62 @@ describe('crafted tokens (an issuer whose keys the test holds)', () => {
     );
   });
 
+  it('refuses a token issued in the future beyond the clock tolerance', async () => {
+    expect(await verifier.verify(await attacker.sign(claims({ iat: now() + 2 })))).toMatchObject({
+      subject: 'robot',
+    });
+    await unauthorized(
+      verifier.verify(await attacker.sign(claims({ iat: now() + 365 * 86_400 }))),
+      'The access token is issued in the future.',
+    );
+  });
+
+  it('refuses a token that lives longer than the configured maximum (default one day)', async () => {
+    expect(
+      await verifier.verify(await attacker.sign(claims({ iat: now(), exp: now() + 86_400 }))),
+    ).toMatchObject({ subject: 'robot' });
+    await unauthorized(
+      verifier.verify(await attacker.sign(claims({ iat: now(), exp: now() + 10 * 365 * 86_400 }))),
+      'The access token lives longer than this gateway accepts.',
+    );
+    // Without iat the lifetime counts from now.
+    await unauthorized(
+      verifier.verify(await attacker.sign(claims({ iat: undefined, exp: now() + 2 * 86_400 }))),
+      'The access token lives longer than this gateway accepts.',
+    );
+  });
+
+  it('honours a configured maximum lifetime', async () => {
+    const strict = createAccessTokenVerifier({
+      audience,
+      resolveIssuer: async (iss) => environments.get(iss),
+      discovery: createDiscoveryCache({ timeoutMs: 2_000 }),
+      jwks: createJwksCache({ timeoutMs: 2_000, cooldownMs: 0 }),
+      maxLifetimeSeconds: 600,
+    });
+    expect(
+      await strict.verify(await attacker.sign(claims({ iat: now(), exp: now() + 600 }))),
+    ).toMatchObject({ subject: 'robot' });
+    await unauthorized(
+      strict.verify(await attacker.sign(claims({ iat: now(), exp: now() + 3_600 }))),
+      'The access token lives longer than this gateway accepts.',
+    );
+  });
+
+  it('accepts the access token types (at+jwt, application/at+jwt, JWT, none) and refuses others', async () => {
+    for (const typ of ['at+jwt', 'application/at+jwt', 'JWT', 'AT+JWT']) {
+      expect(await verifier.verify(await attacker.sign(claims(), { typ }))).toMatchObject({
+        subject: 'robot',
+      });
+    }
+    for (const typ of ['logout+jwt', 'secevent+jwt', 'application/logout+jwt']) {
+      await unauthorized(
+        verifier.verify(await attacker.sign(claims(), { typ })),
+        'The token is not an access token (typ).',
+      );
+    }
+  });
+
   it('refuses a token with a nonce (an ID token) even for the right audience', async () => {
     await unauthorized(
       verifier.verify(await attacker.sign(claims({ nonce: 'n' }))),

@@ -3,6 +3,7 @@ import {
   decodeJwt,
   errors,
   jwtVerify,
+  type JWTHeaderParameters,
   type JWTPayload,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
@@ -57,8 +58,11 @@ export function createAccessTokenVerifier(options: {
   jwks: JwksCache;
   /** Default 5. */
   clockToleranceSeconds?: number;
+  /** ACCESS_TOKEN_MAX_LIFETIME_SECONDS: the longest `exp` - `iat` accepted (default 86400). */
+  maxLifetimeSeconds?: number;
 }): AccessTokenVerifier {
   const clockTolerance = options.clockToleranceSeconds ?? 5;
+  const maxLifetime = options.maxLifetimeSeconds ?? 86_400;
 
   return {
     async verify(token) {
@@ -88,8 +92,9 @@ export function createAccessTokenVerifier(options: {
       const keys = keyFetchFailuresAsUnavailable(options.jwks.keySetFor(document.jwks_uri));
 
       let claims: JWTPayload;
+      let header: JWTHeaderParameters;
       try {
-        ({ payload: claims } = await verifyWithKeySet(token, keys, {
+        ({ payload: claims, protectedHeader: header } = await verifyWithKeySet(token, keys, {
           algorithms: accessTokenAlgorithms,
           issuer: environment.issuer,
           audience: options.audience,
@@ -103,6 +108,8 @@ export function createAccessTokenVerifier(options: {
       if (claims.nonce !== undefined) {
         throw unauthorized('ID tokens are not accepted as access tokens.');
       }
+      checkTokenType(header);
+      checkIssuedAtAndLifetime(claims, { clockTolerance, maxLifetime });
       return describe(claims, environment);
     },
   };
@@ -134,6 +141,45 @@ function describe(claims: JWTPayload, environment: IssuerInfo): VerifiedAccessTo
   };
 }
 
+/**
+ * RFC 9068 section 2.1 (`at+jwt`, in full `application/at+jwt`); plain `JWT` or no `typ`
+ * from providers that do not type their access tokens. Any other type (`logout+jwt`,
+ * `secevent+jwt`, an ID token's) is another kind of token. Media types compare
+ * case-insensitively (RFC 7515 section 4.1.9).
+ */
+const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt', 'jwt']);
+
+function checkTokenType(header: JWTHeaderParameters): void {
+  const { typ } = header;
+  if (typ === undefined) return;
+  if (typeof typ !== 'string' || !ACCESS_TOKEN_TYPES.has(typ.toLowerCase())) {
+    throw unauthorized('The token is not an access token (typ).');
+  }
+}
+
+/**
+ * An `iat` in the future (beyond the clock tolerance) is refused, and so is a token that
+ * lives longer than `maxLifetime` seconds from its `iat` (or from now when it has none): a
+ * leaked long-lived token is not a credential here.
+ */
+function checkIssuedAtAndLifetime(
+  claims: JWTPayload,
+  limits: { clockTolerance: number; maxLifetime: number },
+): void {
+  const now = Math.floor(Date.now() / 1000);
+  const { iat, exp } = claims;
+  if (iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat))) {
+    throw unauthorized("The access token's iat claim is malformed.");
+  }
+  if (iat !== undefined && iat > now + limits.clockTolerance) {
+    throw unauthorized('The access token is issued in the future.');
+  }
+  if (typeof exp !== 'number') throw unauthorized('The access token has no valid expiry.');
+  if (exp - (iat ?? now) > limits.maxLifetime) {
+    throw unauthorized('The access token lives longer than this gateway accepts.');
+  }
+}
+
 function stringClaim(claims: JWTPayload, name: string): string | undefined {
   const value = claims[name];
   if (value === undefined) return undefined;
@@ -158,7 +204,7 @@ async function verifyWithKeySet(
   token: string,
   keys: JWTVerifyGetKey,
   verifyOptions: JWTVerifyOptions,
-): Promise<{ payload: JWTPayload }> {
+): Promise<{ payload: JWTPayload; protectedHeader: JWTHeaderParameters }> {
   try {
     return await jwtVerify(token, keys, verifyOptions);
   } catch (error) {

@@ -26,9 +26,12 @@ export type JwtVerifyOptions = {
   algorithms: readonly string[];
   /** `iss` must equal this exactly. */
   issuer: string;
-  /** `aud` must be this or an array containing it. */
+  /**
+   * `aud` must be exactly this, or an array holding it alone (OIDC Core 3.1.3.7: an ID token
+   * with another audience is not for this client alone).
+   */
   audience: string;
-  /** Seconds of leeway for `exp` and `nbf`. */
+  /** Seconds of leeway for `exp`, `nbf` and an `iat` in the future. */
   clockTolerance: number;
   /** Claims that must be present (whatever their value). */
   requiredClaims?: readonly string[];
@@ -229,7 +232,8 @@ function validateClaims(claims: JWTPayload, options: JwtVerifyOptions): JWTPaylo
   if (claims.iss !== options.issuer)
     throw failed('unexpected "iss" claim value', 'iss', 'check_failed');
   const { aud } = claims;
-  if (!(aud === options.audience || (Array.isArray(aud) && aud.includes(options.audience)))) {
+  const audienceAlone = Array.isArray(aud) && aud.length === 1 && aud[0] === options.audience;
+  if (!(aud === options.audience || audienceAlone)) {
     throw failed('unexpected "aud" claim value', 'aud', 'check_failed');
   }
   const tolerance = options.clockTolerance;
@@ -243,7 +247,10 @@ function validateClaims(claims: JWTPayload, options: JwtVerifyOptions): JWTPaylo
       throw failed(`"${claim}" claim must be a number`, claim, 'invalid');
     return value;
   };
-  numericDate('iat');
+  const iat = numericDate('iat');
+  if (iat !== undefined && iat > now + tolerance) {
+    throw failed('"iat" claim timestamp check failed (in the future)', 'iat', 'check_failed');
+  }
   const nbf = numericDate('nbf');
   if (nbf !== undefined && nbf > now + tolerance) {
     throw failed('"nbf" claim timestamp check failed', 'nbf', 'check_failed');

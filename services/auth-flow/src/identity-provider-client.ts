@@ -204,6 +204,10 @@ export async function verifyIdToken(
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     throw new GatewayError('ID_TOKEN_INVALID', 'The ID token has no subject.');
   }
+  // OIDC Core 3.1.3.7: an `azp` present must name this client.
+  if (payload.azp !== undefined && payload.azp !== client.clientId) {
+    throw new GatewayError('ID_TOKEN_INVALID', 'The ID token was issued to another party.');
+  }
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
   return {
     subject: payload.sub,
