@@ -9,6 +9,7 @@ const connectCodeByStatus: Record<number, Code> = {
   403: Code.PermissionDenied,
   404: Code.NotFound,
   405: Code.Unimplemented,
+  408: Code.DeadlineExceeded,
   409: Code.FailedPrecondition,
   413: Code.ResourceExhausted,
   415: Code.InvalidArgument,

@@ -38,6 +38,8 @@ export const errorStatusByCode = {
   // ---- gateway additions ----
   /** The HTTP method is not served on this path. */
   METHOD_NOT_ALLOWED: 405,
+  /** The request body did not arrive within the edge's deadline; the connection is closed. */
+  REQUEST_TIMEOUT: 408,
   /** The request body is larger than the route accepts. */
   PAYLOAD_TOO_LARGE: 413,
   /** Too many requests from one client or address; comes with Retry-After. */

@@ -1,10 +1,9 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
 import type { AuthFlowService, RequestContextSchema } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import type { AccessTokenVerifier, VerifiedAccessToken } from '@gateway/oidc';
-import { getRequestId } from '@gateway/telemetry';
 import { assertAllowedOrigin, isCookieWrite } from '../http/origin-check.js';
 import { readSessionToken } from '../http/session-cookie.js';
 import { permissionsOfUser, principalOf, type Permission, type Principal } from './principal.js';
@@ -14,25 +13,38 @@ export type Authentication = {
    * The caller of this request, or undefined when it brings no credentials. Invalid
    * credentials throw 401 UNAUTHORIZED; an unreachable identity service 503.
    */
-  authenticate(req: Request): Promise<Principal | undefined>;
+  authenticate(req: IncomingMessage): Promise<Principal | undefined>;
   /**
-   * Middleware for admin routes: 401 without valid credentials, 403 without `permission`.
-   * On success the caller is in `res.locals.principal` (read it with `getPrincipal`).
+   * The caller of an admin operation: 401 without valid credentials (with its
+   * `WWW-Authenticate` on `res`), 403 without `permission`.
    */
-  requirePermission(permission: Permission): RequestHandler;
+  requirePermission(
+    req: IncomingMessage,
+    res: ServerResponse,
+    permission: Permission,
+  ): Promise<Principal>;
   /**
-   * Middleware for the onboarding schema routes of one platform (spec 4.13): 401 without
+   * The caller of an onboarding schema operation of one platform (spec 4.13): 401 without
    * valid credentials, 403 without `onboarding:schema:read` (or `:write`), and 403 when a
    * caller limited to one platform (`svc_platform` / `platform_key`) asks for another one,
    * unless it holds `platforms:admin` (which limited tokens never do). The platform is the
-   * route's `platformKey` path parameter.
+   * operation's `platformKey` path parameter.
    */
-  requireSchemaPermission(access: 'read' | 'write'): RequestHandler;
+  requireSchemaPermission(
+    req: IncomingMessage,
+    res: ServerResponse,
+    access: 'read' | 'write',
+    params: { platformKey?: string },
+  ): Promise<Principal>;
   /**
    * Spec 4.13 global fields: `platforms:admin` together with the read or write scope; a
    * credential limited to one platform (`svc_platform`) cannot change them.
    */
-  requireGlobalSchemaPermission(access: 'read' | 'write'): RequestHandler;
+  requireGlobalSchemaPermission(
+    req: IncomingMessage,
+    res: ServerResponse,
+    access: 'read' | 'write',
+  ): Promise<Principal>;
 };
 
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
@@ -41,7 +53,7 @@ const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
  * The token of an `Authorization: Bearer` header. Undefined when there is none, or when
  * the header uses another scheme (Basic is a platform credential, not an admin one).
  */
-export function bearerTokenOf(req: Request): string | undefined {
+export function bearerTokenOf(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   if (header === undefined || !/^Bearer(?:[ \t]|$)/i.test(header)) return undefined;
   const match = BEARER.exec(header);
@@ -72,9 +84,11 @@ export function createAuthentication(options: {
 }): Authentication {
   const { verifier } = options;
 
-  async function viaCookie(req: Request, sessionToken: string): Promise<Principal> {
+  async function viaCookie(req: IncomingMessage, sessionToken: string): Promise<Principal> {
     const { authFlow, isAllowedOrigin } = options.cookieSessions;
-    if (isCookieWrite(req.method)) await assertAllowedOrigin(req.headers.origin, isAllowedOrigin);
+    if (isCookieWrite(req.method ?? 'GET')) {
+      await assertAllowedOrigin(req.headers.origin, isAllowedOrigin);
+    }
     const session = await authFlow.authenticateSession({ sessionToken });
     const { account } = await authFlow.getAccount({ userId: session.userId });
     return {
@@ -88,7 +102,7 @@ export function createAuthentication(options: {
     };
   }
 
-  async function authenticate(req: Request): Promise<Principal | undefined> {
+  async function authenticate(req: IncomingMessage): Promise<Principal | undefined> {
     const token = bearerTokenOf(req);
     if (token === undefined) {
       const sessionToken = readSessionToken(req);
@@ -103,8 +117,8 @@ export function createAuthentication(options: {
     };
   }
 
-  /** 401 without valid credentials; otherwise the caller, also kept in res.locals. */
-  async function requireCaller(req: Request, res: Response): Promise<Principal> {
+  /** 401 without valid credentials; otherwise the caller. */
+  async function requireCaller(req: IncomingMessage, res: ServerResponse): Promise<Principal> {
     let principal: Principal | undefined;
     try {
       principal = await authenticate(req);
@@ -119,7 +133,6 @@ export function createAuthentication(options: {
       res.setHeader('WWW-Authenticate', 'Bearer');
       throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
     }
-    res.locals.principal = principal;
     return principal;
   }
 
@@ -129,62 +142,56 @@ export function createAuthentication(options: {
     });
   }
 
-  function requirePermission(permission: Permission): RequestHandler {
-    return async function authorizeCaller(req, res, next) {
-      try {
-        const principal = await requireCaller(req, res);
-        if (!principal.permissions.includes(permission)) throw lacking(permission);
-        next();
-      } catch (error) {
-        next(error);
-      }
-    };
+  async function requirePermission(
+    req: IncomingMessage,
+    res: ServerResponse,
+    permission: Permission,
+  ): Promise<Principal> {
+    const principal = await requireCaller(req, res);
+    if (!principal.permissions.includes(permission)) throw lacking(permission);
+    return principal;
   }
 
-  function requireSchemaPermission(access: 'read' | 'write'): RequestHandler {
+  async function requireSchemaPermission(
+    req: IncomingMessage,
+    res: ServerResponse,
+    access: 'read' | 'write',
+    params: { platformKey?: string },
+  ): Promise<Principal> {
     const permission: Permission =
       access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
-    return async function authorizeSchemaCaller(req, res, next) {
-      try {
-        const principal = await requireCaller(req, res);
-        if (!principal.permissions.includes(permission)) throw lacking(permission);
-        const platformKey = req.params.platformKey;
-        if (
-          principal.platformKey !== undefined &&
-          principal.platformKey !== platformKey &&
-          !principal.permissions.includes('platforms:admin')
-        ) {
-          throw new GatewayError(
-            'FORBIDDEN',
-            'The caller is limited to the onboarding schema of another platform.',
-          );
-        }
-        next();
-      } catch (error) {
-        next(error);
-      }
-    };
+    const principal = await requireCaller(req, res);
+    if (!principal.permissions.includes(permission)) throw lacking(permission);
+    if (
+      principal.platformKey !== undefined &&
+      principal.platformKey !== params.platformKey &&
+      !principal.permissions.includes('platforms:admin')
+    ) {
+      throw new GatewayError(
+        'FORBIDDEN',
+        'The caller is limited to the onboarding schema of another platform.',
+      );
+    }
+    return principal;
   }
 
-  function requireGlobalSchemaPermission(access: 'read' | 'write'): RequestHandler {
+  async function requireGlobalSchemaPermission(
+    req: IncomingMessage,
+    res: ServerResponse,
+    access: 'read' | 'write',
+  ): Promise<Principal> {
     const scope: Permission =
       access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
-    return async function authorizeGlobalSchemaCaller(req, res, next) {
-      try {
-        const principal = await requireCaller(req, res);
-        if (!principal.permissions.includes('platforms:admin')) throw lacking('platforms:admin');
-        if (!principal.permissions.includes(scope)) throw lacking(scope);
-        if (access === 'write' && principal.platformKey !== undefined) {
-          throw new GatewayError(
-            'FORBIDDEN',
-            'A credential limited to one platform cannot change the global onboarding fields.',
-          );
-        }
-        next();
-      } catch (error) {
-        next(error);
-      }
-    };
+    const principal = await requireCaller(req, res);
+    if (!principal.permissions.includes('platforms:admin')) throw lacking('platforms:admin');
+    if (!principal.permissions.includes(scope)) throw lacking(scope);
+    if (access === 'write' && principal.platformKey !== undefined) {
+      throw new GatewayError(
+        'FORBIDDEN',
+        'A credential limited to one platform cannot change the global onboarding fields.',
+      );
+    }
+    return principal;
   }
 
   return {
@@ -195,18 +202,11 @@ export function createAuthentication(options: {
   };
 }
 
-/** The caller established by `requirePermission` for this request. */
-export function getPrincipal(res: Response): Principal {
-  const principal: unknown = res.locals.principal;
-  if (typeof principal !== 'object' || principal === null) {
-    throw new Error('No principal: the route is not behind requirePermission');
-  }
-  return principal as Principal;
-}
-
-/** The registry's audit context of this request: who asked, under which request id. */
-export function requestContextOf(res: Response): MessageInitShape<typeof RequestContextSchema> {
-  const principal = getPrincipal(res);
+/** The registry's audit context of an admin request: who asked, under which request id. */
+export function requestContextOf(
+  principal: Principal,
+  requestId: string,
+): MessageInitShape<typeof RequestContextSchema> {
   return {
     actor: {
       kind: principal.kind,
@@ -215,6 +215,6 @@ export function requestContextOf(res: Response): MessageInitShape<typeof Request
       environmentKey: principal.environmentKey,
       email: principal.email ?? '',
     },
-    requestId: getRequestId(res) ?? '',
+    requestId,
   };
 }

@@ -1,9 +1,8 @@
-import type { RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@connectrpc/connect';
 import type { AuthFlowService } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import type { AccessTokenVerifier } from '@gateway/oidc';
-import { assertAllowedOrigin, isCookieWrite } from '../http/origin-check.js';
 import { readSessionToken } from '../http/session-cookie.js';
 import { bearerTokenOf } from './authentication.js';
 import { permissionsOfUser, type Permission } from './principal.js';
@@ -22,27 +21,24 @@ export type UserCaller = {
 
 export type UserAuthentication = {
   /**
-   * Middleware for user routes. A Bearer header wins over the cookie: a user token is
+   * The caller of a user operation. A Bearer header wins over the cookie: a user token is
    * provisioned (spec 5 rule 5); a machine token is 403 FORBIDDEN. Without a Bearer header
-   * the `svc_auth_session` cookie must name a live session of an ACTIVE user; a cookie write
-   * (anything but GET and HEAD) first needs an allowlisted `Origin` (403 FORBIDDEN). No
-   * credentials: 401 UNAUTHORIZED. The caller is in `res.locals` (read it with
-   * `getUserCaller`).
+   * the `svc_auth_session` cookie must name a live session of an ACTIVE user (a cookie write
+   * passed the runner's Origin check before, origin-check.ts). No credentials: 401
+   * UNAUTHORIZED, with `WWW-Authenticate` on `res`.
    */
-  requireUser: RequestHandler;
+  requireUser(req: IncomingMessage, res: ServerResponse): Promise<UserCaller>;
 };
 
 export type UserAuthenticationOptions = {
   verifier: AccessTokenVerifier;
   authFlow: Pick<Client<typeof AuthFlowService>, 'provisionTokenUser' | 'authenticateSession'>;
-  /** The CORS allowlist (spec 2.15), which is also the cookie-write Origin allowlist (5). */
-  isAllowedOrigin: (origin: string) => Promise<boolean>;
 };
 
 export function createUserAuthentication(options: UserAuthenticationOptions): UserAuthentication {
   const { verifier, authFlow } = options;
 
-  async function viaBearer(token: string, res: Response): Promise<UserCaller> {
+  async function viaBearer(token: string, res: ServerResponse): Promise<UserCaller> {
     let verified;
     try {
       verified = await verifier.verify(token);
@@ -71,13 +67,7 @@ export function createUserAuthentication(options: UserAuthenticationOptions): Us
     };
   }
 
-  async function viaCookie(
-    sessionToken: string,
-    method: string,
-    origin: string | undefined,
-  ): Promise<UserCaller> {
-    // Before any service call, so a refused write changes nothing.
-    if (isCookieWrite(method)) await assertAllowedOrigin(origin, options.isAllowedOrigin);
+  async function viaCookie(sessionToken: string): Promise<UserCaller> {
     const session = await authFlow.authenticateSession({ sessionToken });
     return {
       userId: session.userId,
@@ -88,35 +78,16 @@ export function createUserAuthentication(options: UserAuthenticationOptions): Us
     };
   }
 
-  const requireUser: RequestHandler = async function authenticateUser(req, res, next) {
-    try {
-      const token = bearerTokenOf(req);
-      let caller: UserCaller;
-      if (token !== undefined) {
-        caller = await viaBearer(token, res);
-      } else {
-        const sessionToken = readSessionToken(req);
-        if (sessionToken === undefined) {
-          res.setHeader('WWW-Authenticate', 'Bearer');
-          throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
-        }
-        caller = await viaCookie(sessionToken, req.method, req.headers.origin);
-      }
-      res.locals.userCaller = caller;
-      next();
-    } catch (error) {
-      next(error);
+  async function requireUser(req: IncomingMessage, res: ServerResponse): Promise<UserCaller> {
+    const token = bearerTokenOf(req);
+    if (token !== undefined) return viaBearer(token, res);
+    const sessionToken = readSessionToken(req);
+    if (sessionToken === undefined) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
     }
-  };
+    return viaCookie(sessionToken);
+  }
 
   return { requireUser };
-}
-
-/** The caller established by `requireUser` for this request. */
-export function getUserCaller(res: Response): UserCaller {
-  const caller: unknown = res.locals.userCaller;
-  if (typeof caller !== 'object' || caller === null) {
-    throw new Error('No user caller: the route is not behind requireUser');
-  }
-  return caller as UserCaller;
 }

@@ -100,7 +100,7 @@ export type PlatformCredentialVerifier = {
 };
 
 /**
- * Verifies Basic credentials with the registry. Issue 8: platform backends introspect on
+ * Verifies Basic credentials with the registry. Platform backends introspect on
  * many of their own requests, so a verified answer is kept (keyed by the SHA-256 of the
  * header, never the secret itself) for up to 10 s and dropped at once when the change feed
  * announces a registry change (a key revoked, rotated or deleted, a platform deactivated).

@@ -1,11 +1,14 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Client } from '@connectrpc/connect';
 import type { RegistryService } from '@gateway/contracts';
 import type { Logger } from '@gateway/telemetry';
 
 export type Cors = {
-  /** Credentialed CORS for `/v1` (spec 5): answers preflights, marks allowed responses. */
-  middleware: RequestHandler;
+  /**
+   * Credentialed CORS for a request to `/v1` (spec 5): marks the answer for an allowed
+   * `Origin`; answers a preflight itself (204) and then returns 'answered'.
+   */
+  apply(req: IncomingMessage, res: ServerResponse): Promise<'answered' | 'continue'>;
   /**
    * Whether `origin` (an `Origin` header value) is on the allowlist. The cookie-write
    * Origin check of gatewayCookieAuth (spec 5) uses the same list.
@@ -95,13 +98,13 @@ export function createCors(options: {
     return (await registryOrigins()).has(origin);
   }
 
-  const middleware: RequestHandler = async function applyCors(req, res, next) {
+  async function apply(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<'answered' | 'continue'> {
     const origin = req.headers.origin;
-    if (origin === undefined) {
-      next();
-      return;
-    }
-    res.vary('Origin');
+    if (origin === undefined) return 'continue';
+    varyByOrigin(res);
     const allowed = await isAllowedOrigin(origin);
     if (allowed) {
       res.setHeader('Access-Control-Allow-Origin', origin);
@@ -109,20 +112,19 @@ export function createCors(options: {
     }
     const preflight =
       req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
-    if (!preflight) {
-      next();
-      return;
-    }
+    if (!preflight) return 'continue';
     if (allowed) {
       res.setHeader('Access-Control-Allow-Methods', CORS_ALLOWED_METHODS);
       res.setHeader('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS);
       res.setHeader('Access-Control-Max-Age', CORS_MAX_AGE_SECONDS);
     }
-    res.status(204).end();
-  };
+    res.statusCode = 204;
+    res.end();
+    return 'answered';
+  }
 
   return {
-    middleware,
+    apply,
     isAllowedOrigin,
     invalidate() {
       generation += 1;
@@ -130,4 +132,17 @@ export function createCors(options: {
       pending = undefined;
     },
   };
+}
+
+/** Whether a request path is under `/v1`, where credentialed CORS applies (not health, docs). */
+export function isCorsPath(path: string): boolean {
+  return path === '/v1' || path.startsWith('/v1/');
+}
+
+function varyByOrigin(res: ServerResponse): void {
+  const vary = res.getHeader('Vary');
+  const current = vary === undefined ? '' : String(vary);
+  if (!/(?:^|,)\s*origin\s*(?:,|$)/i.test(current)) {
+    res.setHeader('Vary', current === '' ? 'Origin' : `${current}, Origin`);
+  }
 }

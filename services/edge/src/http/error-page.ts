@@ -7,8 +7,8 @@ import { REQUEST_ID_HEADER } from '@gateway/telemetry';
  * Error answers a person can read. The endpoints a browser navigates to (spec 4.1-4.3, 4.7)
  * and any path no route serves answer a request that prefers `text/html` with an HTML page of
  * the same status; every other request, including one that accepts any type alike or sends
- * no Accept, keeps the `{ code, message, details? }` body of spec 7. One module for both
- * error writers: Express's error handler and the fast lane.
+ * no Accept, keeps the `{ code, message, details? }` body of spec 7. Used by the one
+ * error writer (error-handler.ts).
  */
 
 /** What a page may link to beyond the text; the gateway knows no platform's own pages. */
@@ -184,8 +184,8 @@ export function renderErrorPage(
 }
 
 /**
- * Writes `error` as its page with the status of its code, never cached. The security headers
- * of the path and the request id were set before (security-headers.ts, the request id).
+ * Writes `error` as its page with the status of its code. The error writer (error-handler.ts)
+ * set the cache policy, and the security headers and the request id were set before.
  */
 export function writeErrorPage(
   res: ServerResponse,
@@ -198,7 +198,6 @@ export function writeErrorPage(
     requestId: typeof requestId === 'string' ? requestId : undefined,
   });
   res.statusCode = error.status;
-  res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   res.setHeader('Content-Length', Buffer.byteLength(page));

@@ -5,26 +5,7 @@ import {
 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { errorStatusByCode } from '@gateway/errors';
-import { openApiPath } from './operation.js';
-
-type CatalogEntry = { method: string; path: RegExp; operationId: string };
-
-/** What the catalog needs to know of an operation (see OperationDefinition). */
-export type CatalogOperation = {
-  operationId: string;
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
-  path: string;
-  summary: string;
-  description?: string | undefined;
-  tags: string[];
-  security?: RouteConfig['security'] | undefined;
-  query?: z.ZodType | undefined;
-  params?: z.ZodType | undefined;
-  body?: z.ZodType | undefined;
-  /** The OpenAPI request body of an operation that reads a non-JSON body itself. */
-  rawBody?: NonNullable<RouteConfig['request']>['body'] | undefined;
-  responses: RouteConfig['responses'];
-};
+import { openApiPath, securityOf, type AnyOperation } from './operation.js';
 
 /** The error body of spec section 7, shared by every operation's error responses. */
 export const ErrorBodySchema = z
@@ -37,11 +18,11 @@ export const ErrorBodySchema = z
 
 /**
  * Every operation the edge serves, with its OpenAPI description. The edge builds the
- * OpenAPI 3.1 document from it once, and asks it which methods a path allows (405).
+ * OpenAPI 3.1 document from it once.
  */
 export class OperationCatalog {
   private readonly registry = new OpenAPIRegistry();
-  private readonly entries: CatalogEntry[] = [];
+  private readonly operationIds = new Set<string>();
   private document: string | undefined;
 
   constructor() {
@@ -70,27 +51,23 @@ export class OperationCatalog {
     });
   }
 
-  add(operation: CatalogOperation): void {
-    if (this.entries.some((entry) => entry.operationId === operation.operationId)) {
+  add(operation: AnyOperation): void {
+    if (this.operationIds.has(operation.operationId)) {
       throw new Error(`operationId ${operation.operationId} is declared twice`);
     }
     this.document = undefined;
-    this.entries.push({
-      method: operation.method.toUpperCase(),
-      path: pathPattern(operation.path),
-      operationId: operation.operationId,
-    });
+    this.operationIds.add(operation.operationId);
     const request: NonNullable<RouteConfig['request']> = {};
-    if (operation.query) request.query = operation.query as RouteConfigObject;
-    if (operation.params) request.params = operation.params as RouteConfigObject;
-    if (operation.body) {
+    if (operation.query !== undefined) request.query = operation.query as RouteConfigObject;
+    if (operation.params !== undefined) request.params = operation.params as RouteConfigObject;
+    if (operation.body !== undefined) {
       request.body = {
         // A body schema that accepts `undefined` makes the body optional (logout, spec 4.6).
         required: !operation.body.safeParse(undefined).success,
         content: { 'application/json': { schema: operation.body } },
       };
     }
-    if (operation.rawBody) request.body = operation.rawBody;
+    if (operation.rawBody !== undefined) request.body = operation.rawBody.openApi;
     this.registry.registerPath({
       method: operation.method,
       path: openApiPath(operation.path),
@@ -98,15 +75,10 @@ export class OperationCatalog {
       summary: operation.summary,
       ...(operation.description === undefined ? {} : { description: operation.description }),
       tags: operation.tags,
-      ...(operation.security === undefined ? {} : { security: operation.security }),
+      security: securityOf(operation.auth),
       request,
       responses: operation.responses,
     });
-  }
-
-  /** Methods served on the path of this request, for 405 answers; empty when none. */
-  allowedMethods(path: string): string[] {
-    return this.entries.filter((entry) => entry.path.test(path)).map((entry) => entry.method);
   }
 
   /** The OpenAPI 3.1 document, generated once and kept. */
@@ -129,13 +101,3 @@ export class OperationCatalog {
 }
 
 type RouteConfigObject = NonNullable<NonNullable<RouteConfig['request']>['query']>;
-
-function pathPattern(expressPath: string): RegExp {
-  const escaped = expressPath
-    .split('/')
-    .map((segment) =>
-      segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-    )
-    .join('/');
-  return new RegExp(`^${escaped}/?$`);
-}

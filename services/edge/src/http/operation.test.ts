@@ -1,24 +1,33 @@
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import express from 'express';
 import { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
 import { createLogger } from '@gateway/telemetry';
-import { createErrorHandler, createUnmatchedRouteHandler } from './error-handler.js';
+import type { Authentication } from '../auth/authentication.js';
+import type { UserAuthentication } from '../auth/user-authentication.js';
+import type { EdgeClients } from '../service-clients.js';
+import type { PlatformCredentialVerifier } from './basic-credentials.js';
+import { createCors } from './cors.js';
+import { createEdgeServer } from './edge-server.js';
+import { createLoadShedder } from './load-shedding.js';
 import { defineOperation } from './operation.js';
-import { OperationCatalog } from './operation-catalog.js';
+import { createOperationRunner } from './operation-runner.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createMemoryRateLimitStore } from './rate-limit-store.js';
+import { RouteTable } from './route-table.js';
 
-// A real Express app built from the same pieces as the edge, with operations of the shapes
-// the spec has: query parameters, path parameters and a JSON body.
+// The operation runner over real HTTP, with operations of the shapes the spec has: query
+// parameters, path parameters and a JSON body. Nothing here authenticates: the operations
+// are public, and the authenticators are never asked.
 const logged: string[] = [];
 let server: Server;
 let base: string;
 
-beforeAll(async () => {
-  const catalog = new OperationCatalog();
-  const router = express.Router();
-  defineOperation(router, catalog, {
+const operations = [
+  defineOperation({
+    auth: { kind: 'public' },
+    response: { kind: 'json', status: 200 },
     operationId: 'echoQuery',
     method: 'get',
     path: '/v1/things',
@@ -26,9 +35,11 @@ beforeAll(async () => {
     tags: ['Test'],
     query: z.object({ platformKey: z.string().regex(/^[A-Z][A-Z0-9_]{1,63}$/) }).strict(),
     responses: { 200: { description: 'ok' } },
-    handler: ({ query }, _req, res) => void res.json({ got: query.platformKey }),
-  });
-  defineOperation(router, catalog, {
+    handler: async ({ query }) => ({ got: query.platformKey }),
+  }),
+  defineOperation({
+    auth: { kind: 'public' },
+    response: { kind: 'json', status: 200 },
     operationId: 'echoBody',
     method: 'post',
     path: '/v1/things/:thingKey',
@@ -41,9 +52,11 @@ beforeAll(async () => {
       .optional(),
     bodyLimitBytes: 256,
     responses: { 200: { description: 'ok' } },
-    handler: ({ params, body }, _req, res) => void res.json({ thing: params.thingKey, body }),
-  });
-  defineOperation(router, catalog, {
+    handler: async ({ params, body }) => ({ thing: params.thingKey, body }),
+  }),
+  defineOperation({
+    auth: { kind: 'public' },
+    response: { kind: 'json', status: 200 },
     operationId: 'fail',
     method: 'get',
     path: '/v1/fail/:how',
@@ -51,20 +64,66 @@ beforeAll(async () => {
     tags: ['Test'],
     params: z.object({ how: z.enum(['spec', 'bug']) }),
     responses: { 200: { description: 'ok' } },
-    handler: ({ params }) => {
+    handler: async ({ params }) => {
       if (params.how === 'spec') {
         throw new GatewayError('CENTRAL_ONBOARDING_DISABLED', 'Central onboarding is disabled.');
       }
       throw new Error('disk quota exceeded at line 42');
     },
+  }),
+];
+
+beforeAll(async () => {
+  const routes = new RouteTable();
+  for (const operation of operations) routes.add(operation);
+  const logger = createLogger({
+    service: 'test',
+    destination: { write: (line: string) => void logged.push(line) },
   });
-  const app = express();
-  app.use(router);
-  app.use(createUnmatchedRouteHandler(catalog));
-  const destination = { write: (line: string) => void logged.push(line) };
-  app.use(createErrorHandler(createLogger({ service: 'test', destination })));
-  server = app.listen(0);
-  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const unused = <T>() => ({}) as unknown as T;
+  const clients = unused<EdgeClients>();
+  const runOperation = createOperationRunner({
+    services: { clients, baseUrl: 'http://localhost', probeTimeoutMs: 1000 },
+    logger,
+    limiter: createRateLimiter({
+      settings: {
+        windowSeconds: 60,
+        browserPerIp: 0,
+        exchangePerClient: 0,
+        introspectPerClient: 0,
+        serverPerIp: 0,
+      },
+      store: createMemoryRateLimitStore(),
+      logger,
+    }),
+    shedder: createLoadShedder({ maxInFlight: 0, logger }),
+    credentials: unused<PlatformCredentialVerifier>(),
+    authentication: unused<Authentication>(),
+    userAuthentication: unused<UserAuthentication>(),
+    isAllowedOrigin: async () => false,
+    cookie: { secure: false },
+    clientAddress: () => '127.0.0.1',
+    errorPage: {},
+    bodyDeadlineMs: 5_000,
+  });
+  const cors = createCors({
+    corsOrigins: [],
+    identityIssuer: 'https://id.example.test',
+    registry: unused<EdgeClients['registry']>(),
+    logger,
+  });
+  server = createServer(
+    createEdgeServer({
+      routes,
+      runOperation,
+      pages: [],
+      cors,
+      logger,
+      production: false,
+      errorPage: {},
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
@@ -81,11 +140,13 @@ async function call(path: string, init?: RequestInit) {
   };
 }
 
-describe('declared operations', () => {
-  it('hands the handler the parsed query', async () => {
-    const { status, body } = await call('/v1/things?platformKey=SHOP');
+describe('declared operations through the runner', () => {
+  it('hands the handler the parsed query, and answers no-store', async () => {
+    const { status, body, headers } = await call('/v1/things?platformKey=SHOP');
     expect(status).toBe(200);
     expect(body).toEqual({ got: 'SHOP' });
+    expect(headers.get('cache-control')).toBe('no-store');
+    expect(headers.get('x-request-id')).toBeTruthy();
   });
 
   it('rejects a malformed or unknown query parameter with VALIDATION_ERROR naming it', async () => {
@@ -141,7 +202,7 @@ describe('declared operations', () => {
     expect(JSON.stringify(unknown.body.details)).toContain('allowedReturnUrls');
   });
 
-  it('answers 413 for a body over the route limit', async () => {
+  it('answers 413 for a body over the operation limit', async () => {
     const { status, body } = await call('/v1/things/ab', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -1,5 +1,7 @@
-import type { RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '@gateway/errors';
+import type { OperationAuth } from './operation.js';
+import { readSessionToken } from './session-cookie.js';
 
 /**
  * The cookie-write rule of gatewayCookieAuth (spec 5): a write authenticated by the session
@@ -8,23 +10,9 @@ import { GatewayError } from '@gateway/errors';
  * cross-site and same-origin POST, so only a non-browser client lacks it, and such a client
  * has no reason to present a browser's cookie.
  *
- * The check comes first, before the body is read and before any service call, so a refused
- * request changes nothing.
+ * The check comes before the body is read and before any service call, so a refused request
+ * changes nothing.
  */
-export function requireAllowedOrigin(
-  isAllowedOrigin: (origin: string) => Promise<boolean>,
-): RequestHandler {
-  return async function checkCookieWriteOrigin(req, res, next) {
-    try {
-      res.locals.allowedOrigin = await assertAllowedOrigin(req.headers.origin, isAllowedOrigin);
-      next();
-    } catch (error) {
-      next(error);
-    }
-  };
-}
-
-/** The rule itself: the Origin when allowlisted, otherwise 403 FORBIDDEN. */
 export async function assertAllowedOrigin(
   origin: string | undefined,
   isAllowedOrigin: (origin: string) => Promise<boolean>,
@@ -41,7 +29,18 @@ export async function assertAllowedOrigin(
 /** Reads (GET, HEAD) need no Origin; every other cookie-authenticated method does. */
 export const isCookieWrite = (method: string): boolean => method !== 'GET' && method !== 'HEAD';
 
-/** Whether `requireAllowedOrigin` accepted this request's Origin. */
-export function hasAllowedOrigin(res: Response): boolean {
-  return typeof res.locals.allowedOrigin === 'string';
+const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
+
+/**
+ * Whether `req` is a cookie write of an operation that takes the cookie: a cookie operation
+ * (logout) always, a user or admin operation when no Bearer token is presented and the
+ * session cookie is (a Bearer header wins over the cookie).
+ */
+export function isCookieWriteOf(auth: OperationAuth, req: IncomingMessage): boolean {
+  if (!isCookieWrite(req.method ?? 'GET')) return false;
+  if (auth.kind === 'cookie') return true;
+  if (auth.kind === 'public' || auth.kind === 'platform') return false;
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined && BEARER_SCHEME.test(authorization)) return false;
+  return readSessionToken(req) !== undefined;
 }

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler, Router } from 'express';
 import { GatewayError } from '@gateway/errors';
 import type { Logger } from '@gateway/telemetry';
 import type { RateLimitStore } from './rate-limit-store.js';
 
-// Issue 7 "Limits" (the spec leaves rate limits open; docs/decisions.md): per client IP on
+// The edge's rate limits (the spec leaves them open; docs/decisions.md): per client IP on
 // the browser endpoints (start, callback), per presented platform credential and per IP on
 // the server endpoints (exchange, introspect). Over the limit: 429 RATE_LIMITED with the
 // error body and Retry-After. The counters fail open: when the store does not answer within
@@ -39,7 +38,7 @@ function credentialOf(req: IncomingMessage): string | undefined {
   return createHash('sha256').update(header).digest('base64url').slice(0, 32);
 }
 
-/** The limited operations (issue 7). */
+/** The rule sets an operation may declare (operation.ts `rateLimit`). */
 export type LimitedOperation = 'browser' | 'exchange' | 'introspect';
 
 export type RateLimiter = {
@@ -118,22 +117,4 @@ export function createRateLimiter(options: {
       throw new RateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)));
     },
   };
-}
-
-/** Puts the limiter in front of the four limited operations (registered before them). */
-export function registerRateLimits(router: Router, limiter: RateLimiter): void {
-  const limit =
-    (operation: LimitedOperation): RequestHandler =>
-    async (req, _res, next) => {
-      try {
-        await limiter.check(operation, req, req.ip ?? req.socket.remoteAddress ?? 'unknown');
-        next();
-      } catch (error) {
-        next(error);
-      }
-    };
-  router.get('/v1/auth/start', limit('browser'));
-  router.get('/v1/auth/callback', limit('browser'));
-  router.post('/v1/auth/exchange', limit('exchange'));
-  router.post('/v1/auth/introspect', limit('introspect'));
 }

@@ -102,3 +102,28 @@ function writeSessionCookie(
     .filter((cookie) => !cookie.startsWith(`${SESSION_COOKIE_NAME}=`));
   res.setHeader('Set-Cookie', [...others, attributes.join('; ')]);
 }
+
+/**
+ * The session cookie changes an operation asks for, kept until its answer is written: a
+ * failed request sets no cookie (an operation's `afterFailure` may ask again).
+ */
+export function createSessionCookieChanges() {
+  let pending: { token: string; expiresAt: string } | 'clear' | undefined;
+  return {
+    set(token: string, expiresAt: string): void {
+      pending = { token, expiresAt };
+    },
+    clear(): void {
+      pending = 'clear';
+    },
+    discard(): void {
+      pending = undefined;
+    },
+    writeTo(res: ServerResponse, options: CookieOptions): void {
+      if (pending === 'clear') clearSessionCookie(res, options);
+      else if (pending !== undefined) {
+        setSessionCookie(res, pending.token, pending.expiresAt, options);
+      }
+    },
+  };
+}

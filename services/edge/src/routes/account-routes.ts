@@ -1,21 +1,9 @@
-import type { Router } from 'express';
 import { z } from 'zod';
 import type { Account } from '@gateway/contracts';
-import { getUserCaller, type UserAuthentication } from '../auth/user-authentication.js';
-import type { OperationCatalog } from '../http/operation-catalog.js';
-import { clearSessionCookie, type CookieOptions } from '../http/session-cookie.js';
-import type { EdgeClients } from '../service-clients.js';
-import { json, sendJson } from './admin-operation.js';
-import { defineUserOperation, userErrorResponses } from './user-operation.js';
+import { defineOperation, type AnyOperation } from '../http/operation.js';
+import { json, userErrorResponses } from './openapi-responses.js';
 
 // Spec 2.5 and 4.8: the signed-in user's own account.
-
-export type AccountRouteOptions = {
-  clients: Pick<EdgeClients, 'authFlow'>;
-  userAuthentication: UserAuthentication;
-  /** NODE_ENV is production: the session cookie is `Secure` (spec 4.2 step 7). */
-  secureCookies: boolean;
-};
 
 export const AccountJson = z
   .object({
@@ -49,59 +37,58 @@ export function toAccountJson(account: Account | undefined): z.infer<typeof Acco
   };
 }
 
-export function registerAccountRoutes(
-  router: Router,
-  catalog: OperationCatalog,
-  options: AccountRouteOptions,
-): void {
-  const { authFlow } = options.clients;
-  const cookie: CookieOptions = { secure: options.secureCookies };
-  const tags = ['Account'];
+const USER = { kind: 'user' } as const;
+const tags = ['Account'];
 
-  defineUserOperation(router, catalog, options.userAuthentication, {
-    operationId: 'getMyIdentity',
-    method: 'get',
-    path: '/v1/account/me',
-    summary: 'The signed-in user’s account.',
-    description:
-      'The local account view; no identity service call. Password changes and sign-in ' +
-      'methods are managed at `accountManagementUrl`.',
-    tags,
-    responses: { 200: json('The account.', AccountJson), ...userErrorResponses() },
-    handler: async (_input, _req, res) => {
-      const answer = await authFlow.getAccount({ userId: getUserCaller(res).userId });
-      sendJson(res, 200, toAccountJson(answer.account));
-    },
-  });
+const getMyIdentity = defineOperation({
+  auth: USER,
+  response: { kind: 'json', status: 200 },
+  operationId: 'getMyIdentity',
+  method: 'get',
+  path: '/v1/account/me',
+  summary: 'The signed-in user’s account.',
+  description:
+    'The local account view; no identity service call. Password changes and sign-in ' +
+    'methods are managed at `accountManagementUrl`.',
+  tags,
+  responses: { 200: json('The account.', AccountJson), ...userErrorResponses() },
+  handler: async ({ caller, services }) => {
+    const { authFlow } = services.clients;
+    const answer = await authFlow.getAccount({ userId: caller.userId });
+    return toAccountJson(answer.account);
+  },
+});
 
-  defineUserOperation(router, catalog, options.userAuthentication, {
-    operationId: 'deleteMyAccount',
-    method: 'delete',
-    path: '/v1/account/me',
-    summary: 'Delete the signed-in user’s account.',
-    description:
-      'Suspends the identity account through the identity service API first, then marks the ' +
-      'local user deleted and revokes all of its gateway sessions; the cookie is cleared when ' +
-      'the request used it. A cookie-authenticated call needs an allowlisted `Origin`. When ' +
-      'the identity service fails: 503 `IDENTITY_UNAVAILABLE` and nothing changes.',
-    tags,
-    responses: {
-      204: {
-        description: 'The account is deleted.',
-        headers: {
-          'Set-Cookie': {
-            description: 'Clears `svc_auth_session` (`Max-Age=0`) when cookie-authenticated.',
-            schema: { type: 'string' },
-          },
+const deleteMyAccount = defineOperation({
+  auth: USER,
+  response: { kind: 'no-content' },
+  operationId: 'deleteMyAccount',
+  method: 'delete',
+  path: '/v1/account/me',
+  summary: 'Delete the signed-in user’s account.',
+  description:
+    'Suspends the identity account through the identity service API first, then marks the ' +
+    'local user deleted and revokes all of its gateway sessions; the cookie is cleared when ' +
+    'the request used it. A cookie-authenticated call needs an allowlisted `Origin`. When ' +
+    'the identity service fails: 503 `IDENTITY_UNAVAILABLE` and nothing changes.',
+  tags,
+  responses: {
+    204: {
+      description: 'The account is deleted.',
+      headers: {
+        'Set-Cookie': {
+          description: 'Clears `svc_auth_session` (`Max-Age=0`) when cookie-authenticated.',
+          schema: { type: 'string' },
         },
       },
-      ...userErrorResponses(),
     },
-    handler: async (_input, _req, res) => {
-      const caller = getUserCaller(res);
-      await authFlow.deleteAccount({ userId: caller.userId });
-      if (caller.via === 'cookie') clearSessionCookie(res, cookie);
-      res.status(204).end();
-    },
-  });
-}
+    ...userErrorResponses(),
+  },
+  handler: async ({ caller, services, sessionCookie }) => {
+    await services.clients.authFlow.deleteAccount({ userId: caller.userId });
+    if (caller.via === 'cookie') sessionCookie.clear();
+  },
+});
+
+/** Spec 2.5 and 4.8: the signed-in user's own account. */
+export const accountOperations: readonly AnyOperation[] = [getMyIdentity, deleteMyAccount];

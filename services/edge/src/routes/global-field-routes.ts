@@ -1,4 +1,3 @@
-import type { Router } from 'express';
 import { z } from 'zod';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { GlobalField } from '@gateway/contracts';
@@ -7,15 +6,9 @@ import {
   globalFieldDefinitionPatchSchema,
   globalFieldDefinitionSchema,
 } from '@gateway/field-rules';
-import type { OperationCatalog } from '../http/operation-catalog.js';
-import {
-  adminErrorResponses,
-  defineAdminOperation,
-  json,
-  sendJson,
-  type RegistryRouteOptions,
-} from './admin-operation.js';
+import { defineOperation, type AnyOperation } from '../http/operation.js';
 import { fieldDescriptiveJson } from './onboarding-field-routes.js';
+import { adminErrorResponses, json } from './openapi-responses.js';
 
 // Spec 2.10 (global fields), 4.13: the global onboarding fields, keyed by canonical profile
 // key and collected from every user in every mode. `platforms:admin` and the schema scope
@@ -50,117 +43,134 @@ function toGlobalFieldJson(field: GlobalField | undefined): JsonObject {
   };
 }
 
-export function registerGlobalFieldRoutes(
-  router: Router,
-  catalog: OperationCatalog,
-  options: Pick<RegistryRouteOptions, 'clients' | 'authentication'>,
-): void {
-  const { onboarding } = options.clients;
-  const read = { authorize: options.authentication.requireGlobalSchemaPermission('read') };
-  const write = { authorize: options.authentication.requireGlobalSchemaPermission('write') };
-  const tags = ['Onboarding schema'];
-  const collection = '/v1/admin/onboarding/global-fields';
-  const item = `${collection}/:profileFieldKey`;
-  const effect =
-    'From the next login, every user with a missing required global field is stopped at ' +
-    'the onboarding page, in every mode; existing sessions continue.';
+const GLOBAL_SCHEMA_READ = { kind: 'global-schema', access: 'read' } as const;
+const GLOBAL_SCHEMA_WRITE = { kind: 'global-schema', access: 'write' } as const;
+const tags = ['Onboarding schema'];
+const collection = '/v1/admin/onboarding/global-fields';
+const item = `${collection}/:profileFieldKey`;
+const effect =
+  'From the next login, every user with a missing required global field is stopped at ' +
+  'the onboarding page, in every mode; existing sessions continue.';
 
-  defineAdminOperation(router, catalog, read, {
-    operationId: 'listGlobalOnboardingFields',
-    method: 'get',
-    path: collection,
-    summary: 'List the global onboarding fields, archived included.',
-    description:
-      'Ordered by `sortOrder`, then creation time. Needs `platforms:admin` and `onboarding:schema:read`.',
-    tags,
-    responses: {
-      200: json('The fields.', GlobalOnboardingFieldListJson),
-      ...adminErrorResponses(),
-    },
-    handler: async (_input, _req, res) => {
-      const answer = await onboarding.listGlobalFields({});
-      sendJson(res, 200, { items: answer.fields.map(toGlobalFieldJson) });
-    },
-  });
+const listGlobalOnboardingFields = defineOperation({
+  auth: GLOBAL_SCHEMA_READ,
+  response: { kind: 'json', status: 200 },
+  operationId: 'listGlobalOnboardingFields',
+  method: 'get',
+  path: collection,
+  summary: 'List the global onboarding fields, archived included.',
+  description:
+    'Ordered by `sortOrder`, then creation time. Needs `platforms:admin` and `onboarding:schema:read`.',
+  tags,
+  responses: {
+    200: json('The fields.', GlobalOnboardingFieldListJson),
+    ...adminErrorResponses(),
+  },
+  handler: async ({ services }) => {
+    const { onboarding } = services.clients;
+    const answer = await onboarding.listGlobalFields({});
+    return { items: answer.fields.map(toGlobalFieldJson) };
+  },
+});
 
-  defineAdminOperation(router, catalog, write, {
-    operationId: 'createGlobalOnboardingField',
-    method: 'post',
-    path: collection,
-    summary: 'Create a global onboarding field for a canonical profile key.',
-    description:
-      'Body: `profileFieldKey` (a canonical profile key) and the descriptive properties of a ' +
-      'platform field; `source` is implied (PROFILE_FIELD) and the type must be one the ' +
-      `profile field can hold. A second field for the same key is 409 CONFLICT. ${effect}`,
-    tags,
-    body: globalFieldDefinitionSchema,
-    responses: {
-      201: json('The created field.', GlobalOnboardingFieldJson),
-      ...adminErrorResponses(409),
-    },
-    handler: async ({ body }, _req, res) => {
-      // The parsed body carries the implied fieldKey, which the create body may not.
-      const definition = (({ fieldKey: _implied, ...rest }: typeof body) => rest)(body);
-      const answer = await onboarding.createGlobalField({
-        definition: definition as JsonObject,
-      });
-      sendJson(res, 201, toGlobalFieldJson(answer.field));
-    },
-  });
+const createGlobalOnboardingField = defineOperation({
+  auth: GLOBAL_SCHEMA_WRITE,
+  response: { kind: 'json', status: 201 },
+  operationId: 'createGlobalOnboardingField',
+  method: 'post',
+  path: collection,
+  summary: 'Create a global onboarding field for a canonical profile key.',
+  description:
+    'Body: `profileFieldKey` (a canonical profile key) and the descriptive properties of a ' +
+    'platform field; `source` is implied (PROFILE_FIELD) and the type must be one the ' +
+    `profile field can hold. A second field for the same key is 409 CONFLICT. ${effect}`,
+  tags,
+  body: globalFieldDefinitionSchema,
+  responses: {
+    201: json('The created field.', GlobalOnboardingFieldJson),
+    ...adminErrorResponses(409),
+  },
+  handler: async ({ body, services }) => {
+    const { onboarding } = services.clients;
+    // The parsed body carries the implied fieldKey, which the create body may not.
+    const definition = (({ fieldKey: _implied, ...rest }: typeof body) => rest)(body);
+    const answer = await onboarding.createGlobalField({
+      definition: definition as JsonObject,
+    });
+    return toGlobalFieldJson(answer.field);
+  },
+});
 
-  defineAdminOperation(router, catalog, read, {
-    operationId: 'getGlobalOnboardingField',
-    method: 'get',
-    path: item,
-    summary: 'Read a global onboarding field.',
-    tags,
-    params: GlobalFieldParams,
-    responses: {
-      200: json('The field.', GlobalOnboardingFieldJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params }, _req, res) => {
-      const answer = await onboarding.getGlobalField(params);
-      sendJson(res, 200, toGlobalFieldJson(answer.field));
-    },
-  });
+const getGlobalOnboardingField = defineOperation({
+  auth: GLOBAL_SCHEMA_READ,
+  response: { kind: 'json', status: 200 },
+  operationId: 'getGlobalOnboardingField',
+  method: 'get',
+  path: item,
+  summary: 'Read a global onboarding field.',
+  tags,
+  params: GlobalFieldParams,
+  responses: {
+    200: json('The field.', GlobalOnboardingFieldJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, services }) => {
+    const { onboarding } = services.clients;
+    const answer = await onboarding.getGlobalField(params);
+    return toGlobalFieldJson(answer.field);
+  },
+});
 
-  defineAdminOperation(router, catalog, write, {
-    operationId: 'updateGlobalOnboardingField',
-    method: 'patch',
-    path: item,
-    summary: 'Change a global onboarding field; `active: true` restores it.',
-    description: '`profileFieldKey` and `source` are immutable.',
-    tags,
-    params: GlobalFieldParams,
-    body: globalFieldDefinitionPatchSchema,
-    responses: {
-      200: json('The field.', GlobalOnboardingFieldJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params, body }, _req, res) => {
-      const answer = await onboarding.updateGlobalField({
-        ...params,
-        patch: body as JsonObject,
-      });
-      sendJson(res, 200, toGlobalFieldJson(answer.field));
-    },
-  });
+const updateGlobalOnboardingField = defineOperation({
+  auth: GLOBAL_SCHEMA_WRITE,
+  response: { kind: 'json', status: 200 },
+  operationId: 'updateGlobalOnboardingField',
+  method: 'patch',
+  path: item,
+  summary: 'Change a global onboarding field; `active: true` restores it.',
+  description: '`profileFieldKey` and `source` are immutable.',
+  tags,
+  params: GlobalFieldParams,
+  body: globalFieldDefinitionPatchSchema,
+  responses: {
+    200: json('The field.', GlobalOnboardingFieldJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, body, services }) => {
+    const { onboarding } = services.clients;
+    const answer = await onboarding.updateGlobalField({
+      ...params,
+      patch: body as JsonObject,
+    });
+    return toGlobalFieldJson(answer.field);
+  },
+});
 
-  defineAdminOperation(router, catalog, write, {
-    operationId: 'archiveGlobalOnboardingField',
-    method: 'delete',
-    path: item,
-    summary: 'Archive a global onboarding field (saved profile values are kept).',
-    tags,
-    params: GlobalFieldParams,
-    responses: {
-      200: json('The archived field.', GlobalOnboardingFieldJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params }, _req, res) => {
-      const answer = await onboarding.archiveGlobalField(params);
-      sendJson(res, 200, toGlobalFieldJson(answer.field));
-    },
-  });
-}
+const archiveGlobalOnboardingField = defineOperation({
+  auth: GLOBAL_SCHEMA_WRITE,
+  response: { kind: 'json', status: 200 },
+  operationId: 'archiveGlobalOnboardingField',
+  method: 'delete',
+  path: item,
+  summary: 'Archive a global onboarding field (saved profile values are kept).',
+  tags,
+  params: GlobalFieldParams,
+  responses: {
+    200: json('The archived field.', GlobalOnboardingFieldJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, services }) => {
+    const { onboarding } = services.clients;
+    const answer = await onboarding.archiveGlobalField(params);
+    return toGlobalFieldJson(answer.field);
+  },
+});
+
+/** Spec 4.13: every operation on the global onboarding fields. */
+export const globalFieldOperations: readonly AnyOperation[] = [
+  listGlobalOnboardingFields,
+  createGlobalOnboardingField,
+  getGlobalOnboardingField,
+  updateGlobalOnboardingField,
+  archiveGlobalOnboardingField,
+];

@@ -1,14 +1,6 @@
-import type { Router } from 'express';
 import { requestContextOf } from '../auth/authentication.js';
-import type { OperationCatalog } from '../http/operation-catalog.js';
-import {
-  adminErrorResponses,
-  asJsonObject,
-  defineAdminOperation,
-  json,
-  sendJson,
-  type RegistryRouteOptions,
-} from './admin-operation.js';
+import { defineOperation, type AnyOperation } from '../http/operation.js';
+import { adminErrorResponses, asJsonObject, json } from './openapi-responses.js';
 import {
   toIdentityEnvironmentDetailJson,
   toIdentityEnvironmentJson,
@@ -33,172 +25,187 @@ function nullable(value: string | null | undefined): { value?: string } | undefi
   return value === null ? {} : { value };
 }
 
-/** Spec 4.11: identity environments. Every operation requires `platforms:admin`. */
-export function registerIdentityEnvironmentRoutes(
-  router: Router,
-  catalog: OperationCatalog,
-  options: RegistryRouteOptions,
-): void {
-  const registry = options.clients.registry;
-  const auth = { authentication: options.authentication, permission: 'platforms:admin' as const };
-  const tags = ['Identity environments'];
+// Spec 4.11: identity environments. Every operation requires `platforms:admin`.
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'listIdentityEnvironments',
-    method: 'get',
-    path: '/v1/identity-environments',
-    summary: 'List identity environments.',
-    description:
-      'The deployment environment first, then production, staging, development, then key.',
-    tags,
-    responses: {
-      200: json('The environments.', IdentityEnvironmentListJson),
-      ...adminErrorResponses(),
-    },
-    handler: async (_input, _req, res) => {
-      const answer = await registry.listIdentityEnvironments({});
-      sendJson(res, 200, { items: answer.items.map(toIdentityEnvironmentJson) });
-    },
-  });
+const PLATFORMS_ADMIN = { kind: 'admin', permission: 'platforms:admin' } as const;
+const tags = ['Identity environments'];
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'createIdentityEnvironment',
-    method: 'post',
-    path: '/v1/identity-environments',
-    summary: 'Add an identity environment.',
-    description:
-      '409 on a duplicate key, issuer or (issuer, client), or on the deployment issuer. ' +
-      '503 IDENTITY_ENVIRONMENT_SECRET_KEY_MISSING when a secret is sent without ' +
-      'IDENTITY_ENVIRONMENT_SECRET_KEY.',
-    tags,
-    body: CreateEnvironmentBody,
-    responses: {
-      201: json('The environment.', IdentityEnvironmentJson),
-      ...adminErrorResponses(409),
-    },
-    handler: async ({ body }, _req, res) => {
-      const answer = await registry.createIdentityEnvironment({
-        context: requestContextOf(res),
-        environmentKey: body.environmentKey,
-        displayName: body.displayName,
-        tier: body.tier,
-        issuer: body.issuer,
-        oidcClientId: body.oidcClientId,
-        oidcClientSecret: body.oidcClientSecret,
-        postLogoutRedirectUri: body.postLogoutRedirectUri,
-        metadata: asJsonObject(body.metadata),
-      });
-      sendJson(res, 201, toIdentityEnvironmentJson(answer.environment));
-    },
-  });
+const listIdentityEnvironments = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'listIdentityEnvironments',
+  method: 'get',
+  path: '/v1/identity-environments',
+  summary: 'List identity environments.',
+  description: 'The deployment environment first, then production, staging, development, then key.',
+  tags,
+  responses: {
+    200: json('The environments.', IdentityEnvironmentListJson),
+    ...adminErrorResponses(),
+  },
+  handler: async ({ services }) => {
+    const { registry } = services.clients;
+    const answer = await registry.listIdentityEnvironments({});
+    return { items: answer.items.map(toIdentityEnvironmentJson) };
+  },
+});
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'getIdentityEnvironment',
-    method: 'get',
-    path: '/v1/identity-environments/:environmentKey',
-    summary: 'Read an identity environment with its platforms.',
+const createIdentityEnvironment = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 201 },
+  operationId: 'createIdentityEnvironment',
+  method: 'post',
+  path: '/v1/identity-environments',
+  summary: 'Add an identity environment.',
+  description:
+    '409 on a duplicate key, issuer or (issuer, client), or on the deployment issuer. ' +
+    '503 IDENTITY_ENVIRONMENT_SECRET_KEY_MISSING when a secret is sent without ' +
+    'IDENTITY_ENVIRONMENT_SECRET_KEY.',
+  tags,
+  body: CreateEnvironmentBody,
+  responses: {
+    201: json('The environment.', IdentityEnvironmentJson),
+    ...adminErrorResponses(409),
+  },
+  handler: async ({ body, caller, requestId, services }) => {
+    const { registry } = services.clients;
+    const answer = await registry.createIdentityEnvironment({
+      context: requestContextOf(caller, requestId),
+      environmentKey: body.environmentKey,
+      displayName: body.displayName,
+      tier: body.tier,
+      issuer: body.issuer,
+      oidcClientId: body.oidcClientId,
+      oidcClientSecret: body.oidcClientSecret,
+      postLogoutRedirectUri: body.postLogoutRedirectUri,
+      metadata: asJsonObject(body.metadata),
+    });
+    return toIdentityEnvironmentJson(answer.environment);
+  },
+});
+
+const getIdentityEnvironment = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'getIdentityEnvironment',
+  method: 'get',
+  path: '/v1/identity-environments/:environmentKey',
+  summary: 'Read an identity environment with its platforms.',
+  tags,
+  params: EnvironmentKeyParams,
+  responses: {
+    200: json('The environment.', IdentityEnvironmentDetailJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, services }) => {
+    const { registry } = services.clients;
+    const answer = await registry.getIdentityEnvironment({
+      environmentKey: params.environmentKey,
+    });
+    return toIdentityEnvironmentDetailJson(answer.environment);
+  },
+});
+
+const updateIdentityEnvironment = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'updateIdentityEnvironment',
+  method: 'patch',
+  path: '/v1/identity-environments/:environmentKey',
+  summary: 'Change an identity environment.',
+  description:
+    'At least one field. The deployment row is read-only (409); a tier change while ' +
+    'platforms are bound is 409.',
+  tags,
+  params: EnvironmentKeyParams,
+  body: UpdateEnvironmentBody,
+  responses: {
+    200: json('The environment.', IdentityEnvironmentJson),
+    ...adminErrorResponses(404, 409),
+  },
+  handler: async ({ params, body, caller, requestId, services }) => {
+    const { registry } = services.clients;
+    const answer = await registry.updateIdentityEnvironment({
+      context: requestContextOf(caller, requestId),
+      environmentKey: params.environmentKey,
+      displayName: body.displayName,
+      tier: body.tier,
+      issuer: body.issuer,
+      oidcClientId: body.oidcClientId,
+      oidcClientSecret: nullable(body.oidcClientSecret),
+      postLogoutRedirectUri: nullable(body.postLogoutRedirectUri),
+      metadata: asJsonObject(body.metadata),
+    });
+    return toIdentityEnvironmentJson(answer.environment);
+  },
+});
+
+const lifecycleOperations = (['deactivate', 'activate'] as const).map((step) =>
+  defineOperation({
+    auth: PLATFORMS_ADMIN,
+    response: { kind: 'json', status: 200 },
+    operationId: `${step}IdentityEnvironment`,
+    method: step === 'deactivate' ? 'delete' : 'post',
+    path:
+      step === 'deactivate'
+        ? '/v1/identity-environments/:environmentKey'
+        : '/v1/identity-environments/:environmentKey/activate',
+    summary:
+      step === 'deactivate'
+        ? 'Deactivate an identity environment (soft). 409 while platforms are active.'
+        : 'Activate an identity environment.',
     tags,
     params: EnvironmentKeyParams,
-    responses: {
-      200: json('The environment.', IdentityEnvironmentDetailJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params }, _req, res) => {
-      const answer = await registry.getIdentityEnvironment({
-        environmentKey: params.environmentKey,
-      });
-      sendJson(res, 200, toIdentityEnvironmentDetailJson(answer.environment));
-    },
-  });
-
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'updateIdentityEnvironment',
-    method: 'patch',
-    path: '/v1/identity-environments/:environmentKey',
-    summary: 'Change an identity environment.',
-    description:
-      'At least one field. The deployment row is read-only (409); a tier change while ' +
-      'platforms are bound is 409.',
-    tags,
-    params: EnvironmentKeyParams,
-    body: UpdateEnvironmentBody,
     responses: {
       200: json('The environment.', IdentityEnvironmentJson),
       ...adminErrorResponses(404, 409),
     },
-    handler: async ({ params, body }, _req, res) => {
-      const answer = await registry.updateIdentityEnvironment({
-        context: requestContextOf(res),
+    handler: async ({ params, caller, requestId, services }) => {
+      const { registry } = services.clients;
+      const request = {
+        context: requestContextOf(caller, requestId),
         environmentKey: params.environmentKey,
-        displayName: body.displayName,
-        tier: body.tier,
-        issuer: body.issuer,
-        oidcClientId: body.oidcClientId,
-        oidcClientSecret: nullable(body.oidcClientSecret),
-        postLogoutRedirectUri: nullable(body.postLogoutRedirectUri),
-        metadata: asJsonObject(body.metadata),
-      });
-      sendJson(res, 200, toIdentityEnvironmentJson(answer.environment));
+      };
+      const answer =
+        step === 'deactivate'
+          ? await registry.deactivateIdentityEnvironment(request)
+          : await registry.activateIdentityEnvironment(request);
+      return toIdentityEnvironmentJson(answer.environment);
     },
-  });
+  }),
+);
 
-  const lifecycle = [
-    {
-      operationId: 'deactivateIdentityEnvironment',
-      method: 'delete',
-      path: '/v1/identity-environments/:environmentKey',
-      summary: 'Deactivate an identity environment (soft). 409 while platforms are active.',
-      call: registry.deactivateIdentityEnvironment,
-    },
-    {
-      operationId: 'activateIdentityEnvironment',
-      method: 'post',
-      path: '/v1/identity-environments/:environmentKey/activate',
-      summary: 'Activate an identity environment.',
-      call: registry.activateIdentityEnvironment,
-    },
-  ] as const;
-  for (const step of lifecycle) {
-    defineAdminOperation(router, catalog, auth, {
-      operationId: step.operationId,
-      method: step.method,
-      path: step.path,
-      summary: step.summary,
-      tags,
-      params: EnvironmentKeyParams,
-      responses: {
-        200: json('The environment.', IdentityEnvironmentJson),
-        ...adminErrorResponses(404, 409),
-      },
-      handler: async ({ params }, _req, res) => {
-        const answer = await step.call({
-          context: requestContextOf(res),
-          environmentKey: params.environmentKey,
-        });
-        sendJson(res, 200, toIdentityEnvironmentJson(answer.environment));
-      },
+const validateIdentityEnvironment = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'validateIdentityEnvironment',
+  method: 'post',
+  path: '/v1/identity-environments/:environmentKey/validate',
+  summary: "Check an environment's discovery, endpoints, JWKS, client and secret.",
+  description:
+    'Read-only. Does not prove that the identity side accepts the client credentials or ' +
+    'redirect URIs.',
+  tags,
+  params: EnvironmentKeyParams,
+  responses: {
+    200: json('The checks.', ValidationReportJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, services }) => {
+    const { registry } = services.clients;
+    const answer = await registry.validateIdentityEnvironment({
+      environmentKey: params.environmentKey,
     });
-  }
+    return toValidationReportJson(answer);
+  },
+});
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'validateIdentityEnvironment',
-    method: 'post',
-    path: '/v1/identity-environments/:environmentKey/validate',
-    summary: "Check an environment's discovery, endpoints, JWKS, client and secret.",
-    description:
-      'Read-only. Does not prove that the identity side accepts the client credentials or ' +
-      'redirect URIs.',
-    tags,
-    params: EnvironmentKeyParams,
-    responses: {
-      200: json('The checks.', ValidationReportJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params }, _req, res) => {
-      const answer = await registry.validateIdentityEnvironment({
-        environmentKey: params.environmentKey,
-      });
-      sendJson(res, 200, toValidationReportJson(answer));
-    },
-  });
-}
+/** Spec 4.11: every operation on identity environments. */
+export const identityEnvironmentOperations: readonly AnyOperation[] = [
+  listIdentityEnvironments,
+  createIdentityEnvironment,
+  getIdentityEnvironment,
+  updateIdentityEnvironment,
+  ...lifecycleOperations,
+  validateIdentityEnvironment,
+];

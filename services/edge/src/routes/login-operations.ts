@@ -1,14 +1,6 @@
-import type { Client } from '@connectrpc/connect';
-import type { RouteConfig, ZodContentObject } from '@asteasolutions/zod-to-openapi';
-import type {
-  AuthFlowService,
-  ExchangeHandoffResponse,
-  IntrospectSessionResponse,
-} from '@gateway/contracts';
+import type { ExchangeHandoffResponse, IntrospectSessionResponse } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
-import type { AnyLeanOperation, LeanOperation } from '../http/lean-operation.js';
-import { ErrorBodySchema } from '../http/operation-catalog.js';
-import { json } from './admin-operation.js';
+import { defineOperation, type AnyOperation } from '../http/operation.js';
 import {
   CallbackQuery,
   ExchangeBody,
@@ -17,206 +9,201 @@ import {
   IntrospectionResultJson,
   StartQuery,
 } from './auth-schemas.js';
+import {
+  browserErrorResponses,
+  ERROR_PAGE_NOTE,
+  errorResponses,
+  json,
+  redirectResponse,
+} from './openapi-responses.js';
 
-export const PUBLIC: NonNullable<RouteConfig['security']> = [];
-export const PLATFORM_BASIC: NonNullable<RouteConfig['security']> = [{ platformBasicAuth: [] }];
+// Spec 4.1, 4.2, 4.4, 4.5: the operations every sign-in passes and platform backends call on
+// many of their own requests. Start, exchange and introspect wait on nothing slow and are
+// shed at the edge's bound of requests in flight; the callback waits on the identity
+// provider and never is.
+
 export const LOGIN_FLOW_TAGS = ['Login flow'];
+const tags = LOGIN_FLOW_TAGS;
 
-/**
- * Spec 4.1, 4.2, 4.4, 4.5: the operations every sign-in passes and platform backends call on
- * many of their own requests. They are lean operations (lean-operation.ts): served by the
- * edge's fast lane, and through Express for what the fast lane leaves to it.
- */
-export function createLoginOperations(
-  authFlow: Pick<
-    Client<typeof AuthFlowService>,
-    'startLogin' | 'completeLogin' | 'exchangeHandoff' | 'introspectSession'
-  >,
-): AnyLeanOperation[] {
-  const tags = LOGIN_FLOW_TAGS;
+const startAuthentication = defineOperation({
+  auth: { kind: 'public' },
+  response: { kind: 'browser-redirect' },
+  rateLimit: 'browser',
+  sheddable: true,
+  operationId: 'startAuthentication',
+  method: 'get',
+  path: '/v1/auth/start',
+  summary: 'Start a login or registration (browser navigation).',
+  description:
+    'Checks the platform and `returnTo` against the registry, then redirects to the ' +
+    "authorize endpoint of the platform's identity environment. " +
+    ERROR_PAGE_NOTE,
+  tags,
+  query: StartQuery,
+  responses: {
+    302: redirectResponse("The identity provider's authorize endpoint."),
+    ...browserErrorResponses({
+      400: 'Malformed or unknown parameter (VALIDATION_ERROR) or malformed `returnTo` (INVALID_REDIRECT).',
+      403: '`returnTo` is not registered, or `onboardingMode` differs from the registry (FORBIDDEN).',
+      404: 'Unknown or inactive platform (NOT_FOUND).',
+      409: 'The platform cannot start a login (no callback, no BFF key, inactive environment, central onboarding disabled).',
+      429: 'Too many requests from this address (RATE_LIMITED).',
+      503: 'A gateway service or the identity service is unavailable.',
+    }),
+  },
+  handler: async ({ query, services }) => {
+    const answer = await services.clients.authFlow.startLogin({
+      platformKey: query.platformKey,
+      returnTo: query.returnTo,
+      onboardingMode: query.onboardingMode,
+      defaultScreen: query.defaultScreen,
+    });
+    return answer.authorizeUrl;
+  },
+});
 
-  const start: LeanOperation<typeof StartQuery, undefined> = {
-    headers: 'browser-redirect',
-    sheddable: true,
-    definition: {
-      operationId: 'startAuthentication',
-      method: 'get',
-      path: '/v1/auth/start',
-      summary: 'Start a login or registration (browser navigation).',
-      description:
-        'Checks the platform and `returnTo` against the registry, then redirects to the ' +
-        "authorize endpoint of the platform's identity environment. " +
-        ERROR_PAGE_NOTE,
-      tags,
-      security: PUBLIC,
-      query: StartQuery,
-      responses: {
-        302: redirectResponse("The identity provider's authorize endpoint."),
-        ...browserErrorResponses({
-          400: 'Malformed or unknown parameter (VALIDATION_ERROR) or malformed `returnTo` (INVALID_REDIRECT).',
-          403: '`returnTo` is not registered, or `onboardingMode` differs from the registry (FORBIDDEN).',
-          404: 'Unknown or inactive platform (NOT_FOUND).',
-          409: 'The platform cannot start a login (no callback, no BFF key, inactive environment, central onboarding disabled).',
-          429: 'Too many requests from this address (RATE_LIMITED).',
-          503: 'A gateway service or the identity service is unavailable.',
-        }),
+const handleIdentityCallback = defineOperation({
+  auth: { kind: 'public' },
+  response: { kind: 'browser-redirect' },
+  rateLimit: 'browser',
+  operationId: 'handleIdentityCallback',
+  method: 'get',
+  path: '/v1/auth/callback',
+  summary: 'The identity provider returns the browser here (identity redirect only).',
+  description:
+    'Completes the login, sets the `svc_auth_session` cookie and redirects to the platform ' +
+    'callback with a handoff code, or to an onboarding page. An `error` from the identity ' +
+    'provider is 400 VALIDATION_ERROR and the browser stays on the gateway. Parameters ' +
+    'other than those listed are tolerated: identity providers add their own. ' +
+    ERROR_PAGE_NOTE,
+  tags,
+  query: CallbackQuery,
+  responses: {
+    302: redirectResponse(
+      'The platform callback with `code=handoff_...`, or an onboarding page.',
+      'The gateway session: `svc_auth_session`, HttpOnly, Path=/, SameSite=Lax, Secure in ' +
+        'production, Max-Age until the session expires.',
+    ),
+    ...browserErrorResponses({
+      400: 'The identity provider answered with an error, or `code`/`state` is missing (VALIDATION_ERROR).',
+      401: 'The code exchange or the ID token failed.',
+      403: 'The local account is blocked (ACCOUNT_DELETED, ACCOUNT_INACTIVE).',
+      404: 'Invalid, expired or used `state` (NOT_FOUND).',
+      409: 'The environment is inactive, or the transaction is already bound.',
+      429: 'Too many requests from this address (RATE_LIMITED).',
+      502: 'The discovery document is invalid (IDENTITY_DISCOVERY_INVALID).',
+      503: 'A gateway service or the identity service is unavailable.',
+    }),
+  },
+  handler: async ({ query, services, sessionCookie }) => {
+    const { code, state } = requireCallbackCode(query);
+    const answer = await services.clients.authFlow.completeLogin({ code, state });
+    sessionCookie.set(answer.sessionToken, answer.sessionExpiresAt);
+    return answer.redirectUrl;
+  },
+});
+
+/** Spec 4.2, 7: an identity error or a missing code keeps the browser here (400). */
+function requireCallbackCode(query: { code?: string; state?: string; error?: string }) {
+  if (query.error !== undefined) {
+    // The platform callback is not called; the browser stays here.
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      'The identity provider answered with an error instead of a code.',
+      { details: identityErrorDetails(query.error) },
+    );
+  }
+  if (query.code === undefined || query.state === undefined) {
+    throw new GatewayError('VALIDATION_ERROR', 'Invalid request query.', {
+      details: {
+        issues: (['code', 'state'] as const)
+          .filter((name) => query[name] === undefined)
+          .map((name) => ({ location: 'query', path: name, message: 'Required' })),
       },
-    },
-    async handle({ query }) {
-      const answer = await authFlow.startLogin({
-        platformKey: query.platformKey,
-        returnTo: query.returnTo,
-        onboardingMode: query.onboardingMode,
-        defaultScreen: query.defaultScreen,
-      });
-      return { kind: 'redirect', location: answer.authorizeUrl };
-    },
-  };
-
-  const callback: LeanOperation<typeof CallbackQuery, undefined> = {
-    headers: 'browser-redirect',
-    definition: {
-      operationId: 'handleIdentityCallback',
-      method: 'get',
-      path: '/v1/auth/callback',
-      summary: 'The identity provider returns the browser here (identity redirect only).',
-      description:
-        'Completes the login, sets the `svc_auth_session` cookie and redirects to the platform ' +
-        'callback with a handoff code, or to an onboarding page. An `error` from the identity ' +
-        'provider is 400 VALIDATION_ERROR and the browser stays on the gateway. Parameters ' +
-        'other than those listed are tolerated: identity providers add their own. ' +
-        ERROR_PAGE_NOTE,
-      tags,
-      security: PUBLIC,
-      query: CallbackQuery,
-      responses: {
-        302: redirectResponse(
-          'The platform callback with `code=handoff_...`, or an onboarding page.',
-          'The gateway session: `svc_auth_session`, HttpOnly, Path=/, SameSite=Lax, Secure in ' +
-            'production, Max-Age until the session expires.',
-        ),
-        ...browserErrorResponses({
-          400: 'The identity provider answered with an error, or `code`/`state` is missing (VALIDATION_ERROR).',
-          401: 'The code exchange or the ID token failed.',
-          403: 'The local account is blocked (ACCOUNT_DELETED, ACCOUNT_INACTIVE).',
-          404: 'Invalid, expired or used `state` (NOT_FOUND).',
-          409: 'The environment is inactive, or the transaction is already bound.',
-          429: 'Too many requests from this address (RATE_LIMITED).',
-          502: 'The discovery document is invalid (IDENTITY_DISCOVERY_INVALID).',
-          503: 'A gateway service or the identity service is unavailable.',
-        }),
-      },
-    },
-    async handle({ query }) {
-      if (query.error !== undefined) {
-        // Spec 4.2, 7: the platform callback is not called; the browser stays here.
-        throw new GatewayError(
-          'VALIDATION_ERROR',
-          'The identity provider answered with an error instead of a code.',
-          { details: identityErrorDetails(query.error) },
-        );
-      }
-      if (query.code === undefined || query.state === undefined) {
-        throw new GatewayError('VALIDATION_ERROR', 'Invalid request query.', {
-          details: {
-            issues: (['code', 'state'] as const)
-              .filter((name) => query[name] === undefined)
-              .map((name) => ({ location: 'query', path: name, message: 'Required' })),
-          },
-        });
-      }
-      const answer = await authFlow.completeLogin({ code: query.code, state: query.state });
-      return {
-        kind: 'redirect',
-        location: answer.redirectUrl,
-        session: { token: answer.sessionToken, expiresAt: answer.sessionExpiresAt },
-      };
-    },
-  };
-
-  const exchange: LeanOperation<undefined, typeof ExchangeBody> = {
-    headers: 'no-store',
-    credential: ['bff'],
-    sheddable: true,
-    definition: {
-      operationId: 'exchangeAuthenticationHandoff',
-      method: 'post',
-      path: '/v1/auth/exchange',
-      summary: 'Redeem a handoff code for the session and user (platform backend).',
-      description:
-        'Basic authentication with the BFF key of the redirect pair whose callback received ' +
-        'the code. Credentials are checked before the body. The platform must reject the ' +
-        'answer when `environment` is not the one it expects.',
-      tags,
-      security: PLATFORM_BASIC,
-      body: ExchangeBody,
-      responses: {
-        200: json('The gateway session and the signed-in user.', ExchangeResultJson),
-        ...errorResponses({
-          400: 'Malformed body (VALIDATION_ERROR).',
-          401: 'Missing, wrong or inactive platform credentials (UNAUTHORIZED).',
-          403: 'A backend key was used (FORBIDDEN).',
-          404: 'Invalid, expired, used or wrong-platform code (NOT_FOUND).',
-          415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE).',
-          429: 'Too many requests for this key or address (RATE_LIMITED).',
-          503: 'A gateway service is unavailable.',
-        }),
-      },
-    },
-    async handle({ body, caller }) {
-      if (caller === undefined) throw new Error('exchange runs behind platform credentials');
-      const answer = await authFlow.exchangeHandoff({
-        code: body.code,
-        platformKey: caller.platformKey,
-        // A BFF key always serves a callback; without one it redeems nothing (404).
-        callbackUrl: caller.callbackUrl ?? '',
-      });
-      return { kind: 'json', body: toExchangeResult(answer) };
-    },
-  };
-
-  const introspect: LeanOperation<undefined, typeof IntrospectBody> = {
-    headers: 'no-store',
-    credential: ['bff', 'backend'],
-    sheddable: true,
-    definition: {
-      operationId: 'introspectGatewaySession',
-      method: 'post',
-      path: '/v1/auth/introspect',
-      summary: 'Check a gateway token (platform backend).',
-      description:
-        "Basic authentication with the platform's backend key or any of its BFF keys. A session " +
-        "created by another platform's login is `active: false`. Every answer carries " +
-        '`Cache-Control: no-store`.',
-      tags,
-      security: PLATFORM_BASIC,
-      body: IntrospectBody,
-      responses: {
-        200: json(
-          'Whether the token names a live session of this platform.',
-          IntrospectionResultJson,
-        ),
-        ...errorResponses({
-          400: 'Malformed body (VALIDATION_ERROR).',
-          401: 'Missing, wrong or inactive platform credentials (UNAUTHORIZED).',
-          415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE).',
-          429: 'Too many requests for this key or address (RATE_LIMITED).',
-          503: 'A gateway service is unavailable: answer 503, do not sign the user out.',
-        }),
-      },
-    },
-    async handle({ body, caller }) {
-      if (caller === undefined) throw new Error('introspect runs behind platform credentials');
-      const answer = await authFlow.introspectSession({
-        token: body.token,
-        platformKey: caller.platformKey,
-      });
-      return { kind: 'json', body: toIntrospectionResult(answer) };
-    },
-  };
-
-  return [start, callback, exchange, introspect];
+    });
+  }
+  return { code: query.code, state: query.state };
 }
+
+const exchangeAuthenticationHandoff = defineOperation({
+  auth: { kind: 'platform', accept: ['bff'] },
+  response: { kind: 'json', status: 200 },
+  rateLimit: 'exchange',
+  sheddable: true,
+  operationId: 'exchangeAuthenticationHandoff',
+  method: 'post',
+  path: '/v1/auth/exchange',
+  summary: 'Redeem a handoff code for the session and user (platform backend).',
+  description:
+    'Basic authentication with the BFF key of the redirect pair whose callback received ' +
+    'the code. Credentials are checked before the body. The platform must reject the ' +
+    'answer when `environment` is not the one it expects.',
+  tags,
+  body: ExchangeBody,
+  responses: {
+    200: json('The gateway session and the signed-in user.', ExchangeResultJson),
+    ...errorResponses({
+      400: 'Malformed body (VALIDATION_ERROR).',
+      401: 'Missing, wrong or inactive platform credentials (UNAUTHORIZED).',
+      403: 'A backend key was used (FORBIDDEN).',
+      404: 'Invalid, expired, used or wrong-platform code (NOT_FOUND).',
+      415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE).',
+      429: 'Too many requests for this key or address (RATE_LIMITED).',
+      503: 'A gateway service is unavailable.',
+    }),
+  },
+  handler: async ({ body, caller, services }) => {
+    const answer = await services.clients.authFlow.exchangeHandoff({
+      code: body.code,
+      platformKey: caller.platformKey,
+      // A BFF key always serves a callback; without one it redeems nothing (404).
+      callbackUrl: caller.callbackUrl ?? '',
+    });
+    return toExchangeResult(answer);
+  },
+});
+
+const introspectGatewaySession = defineOperation({
+  auth: { kind: 'platform', accept: ['bff', 'backend'] },
+  response: { kind: 'json', status: 200 },
+  rateLimit: 'introspect',
+  sheddable: true,
+  operationId: 'introspectGatewaySession',
+  method: 'post',
+  path: '/v1/auth/introspect',
+  summary: 'Check a gateway token (platform backend).',
+  description:
+    "Basic authentication with the platform's backend key or any of its BFF keys. A session " +
+    "created by another platform's login is `active: false`. Every answer carries " +
+    '`Cache-Control: no-store`.',
+  tags,
+  body: IntrospectBody,
+  responses: {
+    200: json('Whether the token names a live session of this platform.', IntrospectionResultJson),
+    ...errorResponses({
+      400: 'Malformed body (VALIDATION_ERROR).',
+      401: 'Missing, wrong or inactive platform credentials (UNAUTHORIZED).',
+      415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE).',
+      429: 'Too many requests for this key or address (RATE_LIMITED).',
+      503: 'A gateway service is unavailable: answer 503, do not sign the user out.',
+    }),
+  },
+  handler: async ({ body, caller, services }) => {
+    const answer = await services.clients.authFlow.introspectSession({
+      token: body.token,
+      platformKey: caller.platformKey,
+    });
+    return toIntrospectionResult(answer);
+  },
+});
+
+/** Spec 4.1, 4.2, 4.4, 4.5. */
+export const loginOperations: readonly AnyOperation[] = [
+  startAuthentication,
+  handleIdentityCallback,
+  exchangeAuthenticationHandoff,
+  introspectGatewaySession,
+];
 
 // RFC 6749 section 4.1.2.1: error codes are printable ASCII without `"` and `\`. Anything
 // else is not echoed.
@@ -281,51 +268,3 @@ export function toIntrospectionResult(answer: IntrospectSessionResponse) {
     environment: { key: environment.key, tier: environment.tier },
   };
 }
-
-/** A 302 answer in the OpenAPI description; `setCookie` describes a cookie it sets. */
-export function redirectResponse(description: string, setCookie?: string) {
-  const text = { type: 'string' as const };
-  return {
-    description: `302 Found: ${description}`,
-    headers: {
-      Location: { description: 'Where the browser goes next.', schema: text },
-      'Cache-Control': { description: 'Always `no-store`.', schema: text },
-      ...(setCookie === undefined
-        ? {}
-        : { 'Set-Cookie': { description: setCookie, schema: text } }),
-    },
-  };
-}
-
-export function errorResponses(
-  descriptions: Partial<Record<number, string>>,
-): RouteConfig['responses'] {
-  return responsesWith(descriptions, { 'application/json': { schema: ErrorBodySchema } });
-}
-
-/**
- * The error answers of an endpoint a browser navigates to: JSON, or for a request that
- * prefers `text/html` the same error as an HTML page (http/error-page.ts).
- */
-export function browserErrorResponses(
-  descriptions: Partial<Record<number, string>>,
-): RouteConfig['responses'] {
-  return responsesWith(descriptions, {
-    'application/json': { schema: ErrorBodySchema },
-    'text/html': { schema: { type: 'string' } },
-  });
-}
-
-function responsesWith(
-  descriptions: Partial<Record<number, string>>,
-  content: ZodContentObject,
-): RouteConfig['responses'] {
-  return Object.fromEntries(
-    Object.entries(descriptions).map(([status, description]) => [status, { description, content }]),
-  );
-}
-
-/** The sentence that tells a browser endpoint's readers about its error page. */
-export const ERROR_PAGE_NOTE =
-  'Errors are JSON; a request that prefers `text/html` (a browser navigation) gets the same ' +
-  'status with an HTML page.';

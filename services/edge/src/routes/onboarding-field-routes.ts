@@ -1,16 +1,10 @@
-import type { Router } from 'express';
 import { z } from 'zod';
 import type { JsonObject } from '@bufbuild/protobuf';
-import type { PlatformField } from '@gateway/contracts';
+import type { Client } from '@connectrpc/connect';
+import type { PlatformField, RegistryService } from '@gateway/contracts';
 import { fieldDefinitionPatchSchema, fieldDefinitionSchema } from '@gateway/field-rules';
-import type { OperationCatalog } from '../http/operation-catalog.js';
-import {
-  adminErrorResponses,
-  defineAdminOperation,
-  json,
-  sendJson,
-  type RegistryRouteOptions,
-} from './admin-operation.js';
+import { defineOperation, type AnyOperation } from '../http/operation.js';
+import { adminErrorResponses, json } from './openapi-responses.js';
 import { PLATFORM_KEY_PATTERN } from './registry-schemas.js';
 
 // Spec 4.13 platform fields: the onboarding schema of one platform. The definitions are
@@ -73,114 +67,136 @@ export function toOnboardingFieldJson(field: PlatformField | undefined): JsonObj
   };
 }
 
-export function registerOnboardingFieldRoutes(
-  router: Router,
-  catalog: OperationCatalog,
-  options: Pick<RegistryRouteOptions, 'clients' | 'authentication'>,
-): void {
-  const { onboarding, registry } = options.clients;
-  const read = { authorize: options.authentication.requireSchemaPermission('read') };
-  const write = { authorize: options.authentication.requireSchemaPermission('write') };
-  const tags = ['Onboarding schema'];
-  const collection = '/v1/platforms/:platformKey/onboarding/fields';
-  const item = `${collection}/:fieldKey`;
-  // Unknown platform: 404 before anything is stored.
-  const requirePlatform = (platformKey: string) => registry.getPlatform({ platformKey });
+const SCHEMA_READ = { kind: 'platform-schema', access: 'read' } as const;
+const SCHEMA_WRITE = { kind: 'platform-schema', access: 'write' } as const;
+const tags = ['Onboarding schema'];
+const collection = '/v1/platforms/:platformKey/onboarding/fields';
+const item = `${collection}/:fieldKey`;
 
-  defineAdminOperation(router, catalog, read, {
-    operationId: 'listOnboardingFields',
-    method: 'get',
-    path: collection,
-    summary: "List a platform's onboarding fields, archived included.",
-    description: 'Ordered by `sortOrder`, then creation time.',
-    tags,
-    params: FieldsParams,
-    responses: {
-      200: json('The fields.', OnboardingFieldListJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params }, _req, res) => {
-      await requirePlatform(params.platformKey);
-      const answer = await onboarding.listPlatformFields({ platformKey: params.platformKey });
-      sendJson(res, 200, { items: answer.fields.map(toOnboardingFieldJson) });
-    },
-  });
+type Registry = Pick<Client<typeof RegistryService>, 'getPlatform'>;
 
-  defineAdminOperation(router, catalog, write, {
-    operationId: 'createOnboardingField',
-    method: 'post',
-    path: collection,
-    summary: 'Create an onboarding field of a platform.',
-    description: 'A duplicate `fieldKey` is 409 CONFLICT. Increments `requirementVersion`.',
-    tags,
-    params: FieldsParams,
-    body: fieldDefinitionSchema,
-    responses: {
-      201: json('The created field.', OnboardingFieldJson),
-      ...adminErrorResponses(404, 409),
-    },
-    handler: async ({ params, body }, _req, res) => {
-      await requirePlatform(params.platformKey);
-      const answer = await onboarding.createPlatformField({
-        platformKey: params.platformKey,
-        definition: body as JsonObject,
-      });
-      sendJson(res, 201, toOnboardingFieldJson(answer.field));
-    },
-  });
-
-  defineAdminOperation(router, catalog, read, {
-    operationId: 'getOnboardingField',
-    method: 'get',
-    path: item,
-    summary: 'Read an onboarding field of a platform.',
-    tags,
-    params: FieldParams,
-    responses: { 200: json('The field.', OnboardingFieldJson), ...adminErrorResponses(404) },
-    handler: async ({ params }, _req, res) => {
-      const answer = await onboarding.getPlatformField(params);
-      sendJson(res, 200, toOnboardingFieldJson(answer.field));
-    },
-  });
-
-  defineAdminOperation(router, catalog, write, {
-    operationId: 'updateOnboardingField',
-    method: 'patch',
-    path: item,
-    summary: 'Change an onboarding field of a platform; `active: true` restores it.',
-    description:
-      '`fieldKey` is immutable. `options`, `validation` and `uiConfig` replace the stored ' +
-      'value. Increments `requirementVersion` when the field changes.',
-    tags,
-    params: FieldParams,
-    body: fieldDefinitionPatchSchema,
-    responses: { 200: json('The field.', OnboardingFieldJson), ...adminErrorResponses(404) },
-    handler: async ({ params, body }, _req, res) => {
-      await requirePlatform(params.platformKey);
-      const answer = await onboarding.updatePlatformField({
-        ...params,
-        patch: body as JsonObject,
-      });
-      sendJson(res, 200, toOnboardingFieldJson(answer.field));
-    },
-  });
-
-  defineAdminOperation(router, catalog, write, {
-    operationId: 'archiveOnboardingField',
-    method: 'delete',
-    path: item,
-    summary: 'Archive an onboarding field of a platform (values are kept).',
-    description: 'Sets `active` false. Increments `requirementVersion` when it was active.',
-    tags,
-    params: FieldParams,
-    responses: {
-      200: json('The archived field.', OnboardingFieldJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params }, _req, res) => {
-      await requirePlatform(params.platformKey);
-      const answer = await onboarding.archivePlatformField(params);
-      sendJson(res, 200, toOnboardingFieldJson(answer.field));
-    },
-  });
+/** Unknown platform: 404 before anything is stored. */
+function requirePlatform(registry: Registry, platformKey: string) {
+  return registry.getPlatform({ platformKey });
 }
+
+const listOnboardingFields = defineOperation({
+  auth: SCHEMA_READ,
+  response: { kind: 'json', status: 200 },
+  operationId: 'listOnboardingFields',
+  method: 'get',
+  path: collection,
+  summary: "List a platform's onboarding fields, archived included.",
+  description: 'Ordered by `sortOrder`, then creation time.',
+  tags,
+  params: FieldsParams,
+  responses: {
+    200: json('The fields.', OnboardingFieldListJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, services }) => {
+    const { onboarding } = services.clients;
+    await requirePlatform(services.clients.registry, params.platformKey);
+    const answer = await onboarding.listPlatformFields({ platformKey: params.platformKey });
+    return { items: answer.fields.map(toOnboardingFieldJson) };
+  },
+});
+
+const createOnboardingField = defineOperation({
+  auth: SCHEMA_WRITE,
+  response: { kind: 'json', status: 201 },
+  operationId: 'createOnboardingField',
+  method: 'post',
+  path: collection,
+  summary: 'Create an onboarding field of a platform.',
+  description: 'A duplicate `fieldKey` is 409 CONFLICT. Increments `requirementVersion`.',
+  tags,
+  params: FieldsParams,
+  body: fieldDefinitionSchema,
+  responses: {
+    201: json('The created field.', OnboardingFieldJson),
+    ...adminErrorResponses(404, 409),
+  },
+  handler: async ({ params, body, services }) => {
+    const { onboarding } = services.clients;
+    await requirePlatform(services.clients.registry, params.platformKey);
+    const answer = await onboarding.createPlatformField({
+      platformKey: params.platformKey,
+      definition: body as JsonObject,
+    });
+    return toOnboardingFieldJson(answer.field);
+  },
+});
+
+const getOnboardingField = defineOperation({
+  auth: SCHEMA_READ,
+  response: { kind: 'json', status: 200 },
+  operationId: 'getOnboardingField',
+  method: 'get',
+  path: item,
+  summary: 'Read an onboarding field of a platform.',
+  tags,
+  params: FieldParams,
+  responses: { 200: json('The field.', OnboardingFieldJson), ...adminErrorResponses(404) },
+  handler: async ({ params, services }) => {
+    const { onboarding } = services.clients;
+    const answer = await onboarding.getPlatformField(params);
+    return toOnboardingFieldJson(answer.field);
+  },
+});
+
+const updateOnboardingField = defineOperation({
+  auth: SCHEMA_WRITE,
+  response: { kind: 'json', status: 200 },
+  operationId: 'updateOnboardingField',
+  method: 'patch',
+  path: item,
+  summary: 'Change an onboarding field of a platform; `active: true` restores it.',
+  description:
+    '`fieldKey` is immutable. `options`, `validation` and `uiConfig` replace the stored ' +
+    'value. Increments `requirementVersion` when the field changes.',
+  tags,
+  params: FieldParams,
+  body: fieldDefinitionPatchSchema,
+  responses: { 200: json('The field.', OnboardingFieldJson), ...adminErrorResponses(404) },
+  handler: async ({ params, body, services }) => {
+    const { onboarding } = services.clients;
+    await requirePlatform(services.clients.registry, params.platformKey);
+    const answer = await onboarding.updatePlatformField({
+      ...params,
+      patch: body as JsonObject,
+    });
+    return toOnboardingFieldJson(answer.field);
+  },
+});
+
+const archiveOnboardingField = defineOperation({
+  auth: SCHEMA_WRITE,
+  response: { kind: 'json', status: 200 },
+  operationId: 'archiveOnboardingField',
+  method: 'delete',
+  path: item,
+  summary: 'Archive an onboarding field of a platform (values are kept).',
+  description: 'Sets `active` false. Increments `requirementVersion` when it was active.',
+  tags,
+  params: FieldParams,
+  responses: {
+    200: json('The archived field.', OnboardingFieldJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, services }) => {
+    const { onboarding } = services.clients;
+    await requirePlatform(services.clients.registry, params.platformKey);
+    const answer = await onboarding.archivePlatformField(params);
+    return toOnboardingFieldJson(answer.field);
+  },
+});
+
+/** Spec 4.13: every operation on a platform's onboarding schema. */
+export const onboardingFieldOperations: readonly AnyOperation[] = [
+  listOnboardingFields,
+  createOnboardingField,
+  getOnboardingField,
+  updateOnboardingField,
+  archiveOnboardingField,
+];

@@ -1,27 +1,15 @@
-import type { Router } from 'express';
 import { z } from 'zod';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { LocalUser, Profile } from '@gateway/contracts';
 import { canonicalProfileKeys, type CanonicalProfileKey } from '@gateway/field-rules';
-import { getUserCaller, type UserAuthentication } from '../auth/user-authentication.js';
-import { defineOperation } from '../http/operation.js';
-import { ErrorBodySchema, type OperationCatalog } from '../http/operation-catalog.js';
-import { readRawBody } from '../http/raw-body.js';
-import type { EdgeClients } from '../service-clients.js';
+import { defineOperation, type AnyOperation } from '../http/operation.js';
+import { ErrorBodySchema } from '../http/operation-catalog.js';
 import { AccountJson, toAccountJson } from './account-routes.js';
-import { json, sendJson } from './admin-operation.js';
-import { defineUserOperation, userErrorResponses } from './user-operation.js';
+import { json, userErrorResponses } from './openapi-responses.js';
 
 // Spec 2.5 and 4.8: the signed-in user's details, profile and avatar. The shapes the spec
 // leaves open ("not shown") are ours (docs/decisions.md); the rules of a profile change live
 // in the onboarding service (services/onboarding/src/profile-patch.ts, avatars.ts).
-
-export type ProfileRouteOptions = {
-  clients: Pick<EdgeClients, 'authFlow' | 'profile'>;
-  userAuthentication: UserAuthentication;
-  /** `{base_url}` (spec 2.15): upload and avatar URLs are absolute. */
-  baseUrl: string;
-};
 
 const AVATAR_CONTENT_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const;
 const AVATAR_MAX_BYTES = 1024 * 1024;
@@ -230,203 +218,218 @@ function errorResponse(description: string) {
   return { description, content: { 'application/json': { schema: ErrorBodySchema } } };
 }
 
-export function registerProfileRoutes(
-  router: Router,
-  catalog: OperationCatalog,
-  options: ProfileRouteOptions,
-): void {
-  const { authFlow, profile } = options.clients;
-  const auth = options.userAuthentication;
-  const tags = ['Profile'];
+const USER = { kind: 'user' } as const;
+const tags = ['Profile'];
 
-  defineUserOperation(router, catalog, auth, {
-    operationId: 'getMyUserDetails',
-    method: 'get',
-    path: '/v1/users/me',
-    summary: 'The signed-in user: account, local record and profile.',
-    description:
-      '`identity` is the account view of `GET /v1/account/me` (local, no identity service ' +
-      'call); `localUser` the local record (environment, status, roles, timestamps); ' +
-      '`profile` the canonical profile of `GET /v1/profile/me`.',
-    tags,
-    responses: { 200: json('The user.', UserDetailsJson), ...userErrorResponses() },
-    handler: async (_input, _req, res) => {
-      const { userId } = getUserCaller(res);
-      const [account, answer] = await Promise.all([
-        authFlow.getAccount({ userId }),
-        profile.getProfile({ userId }),
-      ]);
-      sendJson(res, 200, {
-        identity: toAccountJson(account.account),
-        localUser: toLocalUserJson(account.localUser),
-        profile: toProfileJson(answer.profile),
-      });
-    },
-  });
+const getMyUserDetails = defineOperation({
+  auth: USER,
+  response: { kind: 'json', status: 200 },
+  operationId: 'getMyUserDetails',
+  method: 'get',
+  path: '/v1/users/me',
+  summary: 'The signed-in user: account, local record and profile.',
+  description:
+    '`identity` is the account view of `GET /v1/account/me` (local, no identity service ' +
+    'call); `localUser` the local record (environment, status, roles, timestamps); ' +
+    '`profile` the canonical profile of `GET /v1/profile/me`.',
+  tags,
+  responses: { 200: json('The user.', UserDetailsJson), ...userErrorResponses() },
+  handler: async ({ caller, services }) => {
+    const { authFlow, profile } = services.clients;
+    const { userId } = caller;
+    const [account, answer] = await Promise.all([
+      authFlow.getAccount({ userId }),
+      profile.getProfile({ userId }),
+    ]);
+    return {
+      identity: toAccountJson(account.account),
+      localUser: toLocalUserJson(account.localUser),
+      profile: toProfileJson(answer.profile),
+    };
+  },
+});
 
-  defineUserOperation(router, catalog, auth, {
-    operationId: 'getMyProfile',
-    method: 'get',
-    path: '/v1/profile/me',
-    summary: 'The signed-in user’s canonical profile.',
-    description:
-      'Every canonical key is present (null when empty); `updatedAt` is null until the profile is first written.',
-    tags,
-    responses: { 200: json('The profile.', ProfileJson), ...userErrorResponses() },
-    handler: async (_input, _req, res) => {
-      const answer = await profile.getProfile({ userId: getUserCaller(res).userId });
-      sendJson(res, 200, toProfileJson(answer.profile));
-    },
-  });
+const getMyProfile = defineOperation({
+  auth: USER,
+  response: { kind: 'json', status: 200 },
+  operationId: 'getMyProfile',
+  method: 'get',
+  path: '/v1/profile/me',
+  summary: 'The signed-in user’s canonical profile.',
+  description:
+    'Every canonical key is present (null when empty); `updatedAt` is null until the profile is first written.',
+  tags,
+  responses: { 200: json('The profile.', ProfileJson), ...userErrorResponses() },
+  handler: async ({ caller, services }) => {
+    const { profile } = services.clients;
+    const answer = await profile.getProfile({ userId: caller.userId });
+    return toProfileJson(answer.profile);
+  },
+});
 
-  defineUserOperation(router, catalog, auth, {
-    operationId: 'patchMyProfile',
-    method: 'patch',
-    path: '/v1/profile/me',
-    summary: 'Change the signed-in user’s profile.',
-    description:
-      'Any subset of the canonical keys (a string, or null to clear), `metadata` and ' +
-      '`avatarUrl` (null only). Each value must pass its key’s own rule (the natural type of ' +
-      'the key: DATE for dateOfBirth, PHONE, COUNTRY, free text with a length limit) and, ' +
-      'when an active global field definition exists for the key, that definition’s type, ' +
-      'options and validation. Invalid values and unknown keys: 400 `VALIDATION_ERROR` with ' +
-      '`details.issues[]` of `{ location: "body", path: <key>, message }`; nothing is saved ' +
-      'unless every value is valid. A cookie-authenticated call needs an allowlisted `Origin`.',
-    tags,
-    body: ProfilePatchBody,
-    responses: { 200: json('The changed profile.', ProfileJson), ...userErrorResponses(400) },
-    handler: async ({ body }, _req, res) => {
-      const answer = await profile.patchProfile({
-        userId: getUserCaller(res).userId,
-        patch: body as JsonObject,
-      });
-      sendJson(res, 200, toProfileJson(answer.profile));
-    },
-  });
+const patchMyProfile = defineOperation({
+  auth: USER,
+  response: { kind: 'json', status: 200 },
+  operationId: 'patchMyProfile',
+  method: 'patch',
+  path: '/v1/profile/me',
+  summary: 'Change the signed-in user’s profile.',
+  description:
+    'Any subset of the canonical keys (a string, or null to clear), `metadata` and ' +
+    '`avatarUrl` (null only). Each value must pass its key’s own rule (the natural type of ' +
+    'the key: DATE for dateOfBirth, PHONE, COUNTRY, free text with a length limit) and, ' +
+    'when an active global field definition exists for the key, that definition’s type, ' +
+    'options and validation. Invalid values and unknown keys: 400 `VALIDATION_ERROR` with ' +
+    '`details.issues[]` of `{ location: "body", path: <key>, message }`; nothing is saved ' +
+    'unless every value is valid. A cookie-authenticated call needs an allowlisted `Origin`.',
+  tags,
+  body: ProfilePatchBody,
+  responses: { 200: json('The changed profile.', ProfileJson), ...userErrorResponses(400) },
+  handler: async ({ body, caller, services }) => {
+    const { profile } = services.clients;
+    const answer = await profile.patchProfile({
+      userId: caller.userId,
+      patch: body as JsonObject,
+    });
+    return toProfileJson(answer.profile);
+  },
+});
 
-  defineUserOperation(router, catalog, auth, {
-    operationId: 'getMyLocalProfileDetails',
-    method: 'get',
-    path: '/v1/profile/me/details',
-    summary: 'The profile with its completeness and global onboarding status.',
-    description:
-      '`completeness` lists the canonical keys that are filled and empty; `globalOnboarding` ' +
-      'is the global profile status (spec 2.14) with the required global fields still missing.',
-    tags,
-    responses: { 200: json('The profile details.', ProfileDetailsJson), ...userErrorResponses() },
-    handler: async (_input, _req, res) => {
-      const answer = await profile.getProfileDetails({ userId: getUserCaller(res).userId });
-      sendJson(res, 200, {
-        profile: toProfileJson(answer.profile),
-        completeness: { filled: answer.filledKeys, empty: answer.emptyKeys },
-        globalOnboarding: {
-          status: answer.globalStatus as 'COMPLETE' | 'INCOMPLETE',
-          missingFields: answer.globalMissingFields,
-        },
-      });
-    },
-  });
+const getMyLocalProfileDetails = defineOperation({
+  auth: USER,
+  response: { kind: 'json', status: 200 },
+  operationId: 'getMyLocalProfileDetails',
+  method: 'get',
+  path: '/v1/profile/me/details',
+  summary: 'The profile with its completeness and global onboarding status.',
+  description:
+    '`completeness` lists the canonical keys that are filled and empty; `globalOnboarding` ' +
+    'is the global profile status (spec 2.14) with the required global fields still missing.',
+  tags,
+  responses: { 200: json('The profile details.', ProfileDetailsJson), ...userErrorResponses() },
+  handler: async ({ caller, services }) => {
+    const { profile } = services.clients;
+    const answer = await profile.getProfileDetails({ userId: caller.userId });
+    return {
+      profile: toProfileJson(answer.profile),
+      completeness: { filled: answer.filledKeys, empty: answer.emptyKeys },
+      globalOnboarding: {
+        status: answer.globalStatus as 'COMPLETE' | 'INCOMPLETE',
+        missingFields: answer.globalMissingFields,
+      },
+    };
+  },
+});
 
-  defineUserOperation(router, catalog, auth, {
-    operationId: 'createAvatarUploadRequest',
-    method: 'post',
-    path: '/v1/profile/me/avatar/upload-request',
-    summary: 'Reserve an avatar upload.',
-    description:
-      'The gateway is the upload target: send the image with `PUT` to `uploadUrl` with the ' +
-      'given headers and the same credentials, once, within 10 minutes. The body must be ' +
-      'exactly `contentLength` bytes of the declared type (checked by its magic bytes). A ' +
-      'cookie-authenticated call needs an allowlisted `Origin`.',
-    tags,
-    body: AvatarUploadRequestBody,
-    responses: {
-      201: json('The upload is reserved.', AvatarUploadJson),
-      ...userErrorResponses(400),
-    },
-    handler: async ({ body }, _req, res) => {
-      const answer = await profile.createAvatarUpload({
-        userId: getUserCaller(res).userId,
-        contentType: body.contentType,
-        contentLength: body.contentLength,
-      });
-      sendJson(res, 201, {
-        uploadId: answer.uploadId,
-        uploadUrl: `${options.baseUrl}/v1/profile/me/avatar/uploads/${answer.uploadId}`,
-        method: 'PUT',
-        headers: { 'content-type': body.contentType },
-        expiresAt: answer.expiresAt,
-        maxBytes: answer.maxBytes,
-      });
-    },
-  });
+const createAvatarUploadRequest = defineOperation({
+  auth: USER,
+  response: { kind: 'json', status: 201 },
+  operationId: 'createAvatarUploadRequest',
+  method: 'post',
+  path: '/v1/profile/me/avatar/upload-request',
+  summary: 'Reserve an avatar upload.',
+  description:
+    'The gateway is the upload target: send the image with `PUT` to `uploadUrl` with the ' +
+    'given headers and the same credentials, once, within 10 minutes. The body must be ' +
+    'exactly `contentLength` bytes of the declared type (checked by its magic bytes). A ' +
+    'cookie-authenticated call needs an allowlisted `Origin`.',
+  tags,
+  body: AvatarUploadRequestBody,
+  responses: {
+    201: json('The upload is reserved.', AvatarUploadJson),
+    ...userErrorResponses(400),
+  },
+  handler: async ({ body, caller, services }) => {
+    const { profile } = services.clients;
+    const answer = await profile.createAvatarUpload({
+      userId: caller.userId,
+      contentType: body.contentType,
+      contentLength: body.contentLength,
+    });
+    return {
+      uploadId: answer.uploadId,
+      uploadUrl: `${services.baseUrl}/v1/profile/me/avatar/uploads/${answer.uploadId}`,
+      method: 'PUT',
+      headers: { 'content-type': body.contentType },
+      expiresAt: answer.expiresAt,
+      maxBytes: answer.maxBytes,
+    };
+  },
+});
 
-  defineUserOperation(router, catalog, auth, {
-    operationId: 'uploadMyAvatar',
-    method: 'put',
-    path: '/v1/profile/me/avatar/uploads/:uploadId',
-    summary: 'Upload the avatar image of a reserved upload.',
-    description:
-      'The raw image, of the type and size declared in the upload request. Stores it, sets ' +
-      'the profile’s `avatarUrl` to its public `GET /v1/avatars/{avatarId}` and deletes the ' +
-      'previous stored image. An unknown, expired, used or other user’s upload: 404. A ' +
-      'Content-Type, magic bytes or size other than declared: 400 (413 when larger); such a ' +
-      'refusal leaves the upload usable. A cookie-authenticated call needs an allowlisted ' +
-      '`Origin`.',
-    tags,
-    params: UploadParams,
-    rawBody: { required: true, content: imageContent },
-    responses: {
-      200: json('The profile with its new avatarUrl.', ProfileJson),
-      ...userErrorResponses(400, 404),
-      413: errorResponse('The image is larger than declared or than 1 MiB (PAYLOAD_TOO_LARGE).'),
-      415: errorResponse(
-        'The body is not image/png, image/jpeg or image/webp (UNSUPPORTED_MEDIA_TYPE).',
-      ),
-    },
-    handler: async ({ params }, req, res) => {
-      const userId = getUserCaller(res).userId;
-      const image = await readRawBody(req, {
-        limitBytes: AVATAR_MAX_BYTES,
-        mediaTypes: AVATAR_CONTENT_TYPES,
-      });
-      const answer = await profile.storeAvatar({
-        userId,
-        uploadId: params.uploadId,
-        contentType: image.mediaType,
-        data: image.data,
-        avatarUrlPrefix: `${options.baseUrl}/v1/avatars/`,
-      });
-      sendJson(res, 200, toProfileJson(answer.profile));
-    },
-  });
+const uploadMyAvatar = defineOperation({
+  auth: USER,
+  response: { kind: 'json', status: 200 },
+  operationId: 'uploadMyAvatar',
+  method: 'put',
+  path: '/v1/profile/me/avatar/uploads/:uploadId',
+  summary: 'Upload the avatar image of a reserved upload.',
+  description:
+    'The raw image, of the type and size declared in the upload request. Stores it, sets ' +
+    'the profile’s `avatarUrl` to its public `GET /v1/avatars/{avatarId}` and deletes the ' +
+    'previous stored image. An unknown, expired, used or other user’s upload: 404. A ' +
+    'Content-Type, magic bytes or size other than declared: 400 (413 when larger); such a ' +
+    'refusal leaves the upload usable. A cookie-authenticated call needs an allowlisted ' +
+    '`Origin`.',
+  tags,
+  params: UploadParams,
+  rawBody: {
+    mediaTypes: AVATAR_CONTENT_TYPES,
+    limitBytes: AVATAR_MAX_BYTES,
+    openApi: { required: true, content: imageContent },
+  },
+  responses: {
+    200: json('The profile with its new avatarUrl.', ProfileJson),
+    ...userErrorResponses(400, 404),
+    413: errorResponse('The image is larger than declared or than 1 MiB (PAYLOAD_TOO_LARGE).'),
+    415: errorResponse(
+      'The body is not image/png, image/jpeg or image/webp (UNSUPPORTED_MEDIA_TYPE).',
+    ),
+  },
+  handler: async ({ params, raw, caller, services }) => {
+    if (raw === undefined) throw new Error('uploadMyAvatar declares a raw body');
+    const answer = await services.clients.profile.storeAvatar({
+      userId: caller.userId,
+      uploadId: params.uploadId,
+      contentType: raw.mediaType,
+      data: raw.data,
+      avatarUrlPrefix: `${services.baseUrl}/v1/avatars/`,
+    });
+    return toProfileJson(answer.profile);
+  },
+});
 
-  defineOperation(router, catalog, {
-    operationId: 'getAvatar',
-    method: 'get',
-    path: '/v1/avatars/:avatarId',
-    summary: 'An avatar image stored by the gateway (public).',
-    description:
-      'Served with the type sniffed from its magic bytes when stored, `X-Content-Type-Options: ' +
-      "nosniff`, `Content-Security-Policy: default-src 'none'` and a year of immutable " +
-      'caching (a new image gets a new id).',
-    tags,
-    params: AvatarParams,
-    responses: {
-      200: { description: 'The image.', content: imageContent },
-      404: errorResponse('No such avatar (NOT_FOUND).'),
-      503: errorResponse('A gateway service is unavailable.'),
-    },
-    handler: async ({ params }, _req, res) => {
-      const avatar = await profile.getAvatar({ avatarId: params.avatarId });
-      res.setHeader('Content-Type', avatar.contentType);
-      res.setHeader('Content-Length', String(avatar.data.byteLength));
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      res.setHeader('Content-Security-Policy', "default-src 'none'");
-      res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
-      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-      res
-        .status(200)
-        .end(Buffer.from(avatar.data.buffer, avatar.data.byteOffset, avatar.data.byteLength));
-    },
-  });
-}
+const getAvatar = defineOperation({
+  auth: { kind: 'public' },
+  response: { kind: 'immutable-image' },
+  operationId: 'getAvatar',
+  method: 'get',
+  path: '/v1/avatars/:avatarId',
+  summary: 'An avatar image stored by the gateway (public).',
+  description:
+    'Served with the type sniffed from its magic bytes when stored, `X-Content-Type-Options: ' +
+    "nosniff`, `Content-Security-Policy: default-src 'none'` and a year of immutable " +
+    'caching (a new image gets a new id).',
+  tags,
+  params: AvatarParams,
+  responses: {
+    200: { description: 'The image.', content: imageContent },
+    404: errorResponse('No such avatar (NOT_FOUND).'),
+    503: errorResponse('A gateway service is unavailable.'),
+  },
+  handler: async ({ params, services }) => {
+    const avatar = await services.clients.profile.getAvatar({ avatarId: params.avatarId });
+    return { contentType: avatar.contentType, data: avatar.data };
+  },
+});
+
+/** Spec 2.5 and 4.8: the signed-in user's details, profile and avatar. */
+export const profileOperations: readonly AnyOperation[] = [
+  getMyUserDetails,
+  getMyProfile,
+  patchMyProfile,
+  getMyLocalProfileDetails,
+  createAvatarUploadRequest,
+  uploadMyAvatar,
+  getAvatar,
+];

@@ -1,15 +1,8 @@
-import type { Router } from 'express';
 import { z } from 'zod';
 import type { AdminUser } from '@gateway/contracts';
 import { requestContextOf } from '../auth/authentication.js';
-import type { OperationCatalog } from '../http/operation-catalog.js';
-import {
-  adminErrorResponses,
-  defineAdminOperation,
-  json,
-  sendJson,
-  type RegistryRouteOptions,
-} from './admin-operation.js';
+import { defineOperation, type AnyOperation } from '../http/operation.js';
+import { adminErrorResponses, json } from './openapi-responses.js';
 
 // Spec 4.12 user admin: the listing, the platform_admin role and session revocation.
 
@@ -82,105 +75,118 @@ export function toAdminUserJson(user: AdminUser | undefined): z.infer<typeof Adm
   };
 }
 
-export function registerUserAdminRoutes(
-  router: Router,
-  catalog: OperationCatalog,
-  options: Pick<RegistryRouteOptions, 'clients' | 'authentication'>,
-): void {
-  const { authFlow } = options.clients;
-  const auth = { authentication: options.authentication, permission: 'platforms:admin' } as const;
-  const tags = ['Users'];
+const PLATFORMS_ADMIN = { kind: 'admin', permission: 'platforms:admin' } as const;
+const tags = ['Users'];
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'listUsers',
-    method: 'get',
-    path: '/v1/admin/users',
-    summary: 'List local users, most recent login first.',
-    description:
-      'Filter by `search` (case-insensitive e-mail substring) and `environmentKey`. Ordered by ' +
-      '`lastLoginAt` descending (never signed in last), then id.',
-    tags,
-    query: ListUsersQuery,
-    responses: { 200: json('A page of users.', AdminUserListJson), ...adminErrorResponses() },
-    handler: async ({ query }, _req, res) => {
-      const answer = await authFlow.listUsers({
-        ...(query.search === undefined ? {} : { search: query.search }),
-        page: query.page,
-        pageSize: query.pageSize,
-        ...(query.environmentKey === undefined ? {} : { environmentKey: query.environmentKey }),
-      });
-      sendJson(res, 200, {
-        items: answer.items.map(toAdminUserJson),
-        total: answer.total,
-        page: answer.page,
-        pageSize: answer.pageSize,
-      });
-    },
-  });
+const listUsers = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'listUsers',
+  method: 'get',
+  path: '/v1/admin/users',
+  summary: 'List local users, most recent login first.',
+  description:
+    'Filter by `search` (case-insensitive e-mail substring) and `environmentKey`. Ordered by ' +
+    '`lastLoginAt` descending (never signed in last), then id.',
+  tags,
+  query: ListUsersQuery,
+  responses: { 200: json('A page of users.', AdminUserListJson), ...adminErrorResponses() },
+  handler: async ({ query, services }) => {
+    const { authFlow } = services.clients;
+    const answer = await authFlow.listUsers({
+      ...(query.search === undefined ? {} : { search: query.search }),
+      page: query.page,
+      pageSize: query.pageSize,
+      ...(query.environmentKey === undefined ? {} : { environmentKey: query.environmentKey }),
+    });
+    return {
+      items: answer.items.map(toAdminUserJson),
+      total: answer.total,
+      page: answer.page,
+      pageSize: answer.pageSize,
+    };
+  },
+});
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'grantPlatformAdmin',
-    method: 'put',
-    path: '/v1/admin/users/:userId/roles/platform_admin',
-    summary: 'Grant platform_admin. Idempotent.',
-    description:
-      'Only for users of the deployment environment (409 ' +
-      '`ROLE_REQUIRES_DEPLOYMENT_ENVIRONMENT`). Takes effect at the user’s next login.',
-    tags,
-    params: UserIdParams,
-    responses: { 200: json('The user.', AdminUserJson), ...adminErrorResponses(404, 409) },
-    handler: async ({ params }, _req, res) => {
-      const answer = await authFlow.grantPlatformAdmin({
-        context: requestContextOf(res),
-        userId: params.userId,
-      });
-      sendJson(res, 200, toAdminUserJson(answer.user));
-    },
-  });
+const grantPlatformAdmin = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'grantPlatformAdmin',
+  method: 'put',
+  path: '/v1/admin/users/:userId/roles/platform_admin',
+  summary: 'Grant platform_admin. Idempotent.',
+  description:
+    'Only for users of the deployment environment (409 ' +
+    '`ROLE_REQUIRES_DEPLOYMENT_ENVIRONMENT`). Takes effect at the user’s next login.',
+  tags,
+  params: UserIdParams,
+  responses: { 200: json('The user.', AdminUserJson), ...adminErrorResponses(404, 409) },
+  handler: async ({ params, caller, requestId, services }) => {
+    const { authFlow } = services.clients;
+    const answer = await authFlow.grantPlatformAdmin({
+      context: requestContextOf(caller, requestId),
+      userId: params.userId,
+    });
+    return toAdminUserJson(answer.user);
+  },
+});
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'revokePlatformAdmin',
-    method: 'delete',
-    path: '/v1/admin/users/:userId/roles/platform_admin',
-    summary: 'Revoke platform_admin. Idempotent.',
-    description:
-      '409 `LAST_PLATFORM_ADMIN` for the last admin. The user’s live sessions lose their ' +
-      'permissions at once.',
-    tags,
-    params: UserIdParams,
-    responses: { 200: json('The user.', AdminUserJson), ...adminErrorResponses(404, 409) },
-    handler: async ({ params }, _req, res) => {
-      const answer = await authFlow.revokePlatformAdmin({
-        context: requestContextOf(res),
-        userId: params.userId,
-      });
-      sendJson(res, 200, toAdminUserJson(answer.user));
-    },
-  });
+const revokePlatformAdmin = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'revokePlatformAdmin',
+  method: 'delete',
+  path: '/v1/admin/users/:userId/roles/platform_admin',
+  summary: 'Revoke platform_admin. Idempotent.',
+  description:
+    '409 `LAST_PLATFORM_ADMIN` for the last admin. The user’s live sessions lose their ' +
+    'permissions at once.',
+  tags,
+  params: UserIdParams,
+  responses: { 200: json('The user.', AdminUserJson), ...adminErrorResponses(404, 409) },
+  handler: async ({ params, caller, requestId, services }) => {
+    const { authFlow } = services.clients;
+    const answer = await authFlow.revokePlatformAdmin({
+      context: requestContextOf(caller, requestId),
+      userId: params.userId,
+    });
+    return toAdminUserJson(answer.user);
+  },
+});
 
-  defineAdminOperation(router, catalog, auth, {
-    operationId: 'revokeUserSessions',
-    method: 'post',
-    path: '/v1/admin/users/:userId/sessions/revoke',
-    summary: 'Revoke every gateway session of a user, then its identity sessions.',
-    description:
-      'On an identity service failure: 503 `IDENTITY_UNAVAILABLE` or ' +
-      '`IDENTITY_SERVICE_NOT_CONFIGURED` with `details.revokedGatewaySessions`.',
-    tags,
-    params: UserIdParams,
-    responses: {
-      200: json('What was revoked.', RevokedUserSessionsJson),
-      ...adminErrorResponses(404),
-    },
-    handler: async ({ params }, _req, res) => {
-      const answer = await authFlow.revokeUserSessions({
-        context: requestContextOf(res),
-        userId: params.userId,
-      });
-      sendJson(res, 200, {
-        revokedGatewaySessions: answer.revokedGatewaySessions,
-        identitySessionsRevoked: answer.identitySessionsRevoked,
-      });
-    },
-  });
-}
+const revokeUserSessions = defineOperation({
+  auth: PLATFORMS_ADMIN,
+  response: { kind: 'json', status: 200 },
+  operationId: 'revokeUserSessions',
+  method: 'post',
+  path: '/v1/admin/users/:userId/sessions/revoke',
+  summary: 'Revoke every gateway session of a user, then its identity sessions.',
+  description:
+    'On an identity service failure: 503 `IDENTITY_UNAVAILABLE` or ' +
+    '`IDENTITY_SERVICE_NOT_CONFIGURED` with `details.revokedGatewaySessions`.',
+  tags,
+  params: UserIdParams,
+  responses: {
+    200: json('What was revoked.', RevokedUserSessionsJson),
+    ...adminErrorResponses(404),
+  },
+  handler: async ({ params, caller, requestId, services }) => {
+    const { authFlow } = services.clients;
+    const answer = await authFlow.revokeUserSessions({
+      context: requestContextOf(caller, requestId),
+      userId: params.userId,
+    });
+    return {
+      revokedGatewaySessions: answer.revokedGatewaySessions,
+      identitySessionsRevoked: answer.identitySessionsRevoked,
+    };
+  },
+});
+
+/** Spec 4.12: every user admin operation. */
+export const userAdminOperations: readonly AnyOperation[] = [
+  listUsers,
+  grantPlatformAdmin,
+  revokePlatformAdmin,
+  revokeUserSessions,
+];

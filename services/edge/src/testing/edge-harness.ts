@@ -26,7 +26,7 @@ export type TestEdge = {
  */
 export async function startTestEdge(
   env: { IDENTITY_ISSUER: string; CORS_ORIGINS?: string } & Record<string, string>,
-  options: { rateLimitStore?: RateLimitStore; logger?: Logger } = {},
+  options: { rateLimitStore?: RateLimitStore; logger?: Logger; bodyDeadlineMs?: number } = {},
 ): Promise<TestEdge> {
   const changeFeed = createLocalChangeFeed();
   const registry = createFakeRegistry();

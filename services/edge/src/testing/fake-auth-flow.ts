@@ -95,6 +95,11 @@ export type FakeAuthFlow = {
   };
   /** The next call (of any method) fails with this error, after it was recorded. */
   failNextWith(error: GatewayError): void;
+  /**
+   * Introspections answer only once this settles (recorded at once): a request held in
+   * flight for as long as a test needs it.
+   */
+  introspectionsWaitFor: Promise<void> | undefined;
   reset(): void;
 };
 
@@ -116,6 +121,7 @@ export function createFakeAuthFlow(): FakeAuthFlow {
     calls,
     requestsOf: (method) => calls.filter((call) => call.method === method).map((c) => c.request),
     answers: samples(),
+    introspectionsWaitFor: undefined,
     failNextWith(error) {
       failure = error;
     },
@@ -123,6 +129,7 @@ export function createFakeAuthFlow(): FakeAuthFlow {
       calls.length = 0;
       failure = undefined;
       fake.answers = samples();
+      fake.introspectionsWaitFor = undefined;
     },
     routes: (router) => router.service(AuthFlowService, implementation),
   };
@@ -153,8 +160,9 @@ export function createFakeAuthFlow(): FakeAuthFlow {
       record('exchangeHandoff', request);
       return fake.answers.exchangeHandoff;
     },
-    introspectSession(request) {
+    async introspectSession(request) {
       record('introspectSession', request);
+      await fake.introspectionsWaitFor;
       return fake.answers.introspectSession;
     },
     logout(request) {

@@ -1,10 +1,10 @@
-// Reading JSON bodies (spec 7): the whole body is taken from node's buffer when the request
+// Receiving JSON bodies (spec 7): the whole body is taken from node's buffer when the request
 // has been parsed already, or read as it arrives; both give the same answers. Real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { GatewayError } from '@gateway/errors';
-import { readJsonBody } from './json-body.js';
+import { isJsonMediaType, jsonOf, receiveBody } from './request-body.js';
 
 let server: Server;
 let port: number;
@@ -23,7 +23,13 @@ beforeAll(async () => {
       await Promise.resolve();
       bufferedWhenRead.push(req.readableLength === Number(req.headers['content-length']));
       try {
-        const body = await readJsonBody(req, 64);
+        const received = await receiveBody(req, {
+          limitBytes: 64,
+          deadlineMs: 5_000,
+          accepts: isJsonMediaType,
+          unsupported: 'JSON only.',
+        });
+        const body = jsonOf(received);
         answer(200, { body: body ?? null });
       } catch (error) {
         const code = error instanceof GatewayError ? error.code : 'INTERNAL_ERROR';
@@ -79,7 +85,7 @@ function send(
 
 const json = { 'content-type': 'application/json' };
 
-describe('readJsonBody', () => {
+describe('receiveBody and jsonOf', () => {
   it('reads a body that arrived with its headers from the buffer', async () => {
     bufferedWhenRead.length = 0;
     const text = JSON.stringify({ token: 'abc' });

@@ -1,0 +1,149 @@
+import type { RequestListener } from 'node:http';
+import {
+  logHttpExchange,
+  REQUEST_ID_HEADER,
+  requestIdOf,
+  traceHttpServerExchange,
+  type Logger,
+} from '@gateway/telemetry';
+import { isCorsPath, type Cors } from './cors.js';
+import { unmatchedRouteError, writeErrorAnswer } from './error-handler.js';
+import { wantsErrorPage, type ErrorPageOptions } from './error-page.js';
+import type { EdgeExchange, OperationRunner } from './operation-runner.js';
+import type { RouteMatch, RouteTable } from './route-table.js';
+import { setSecurityHeaders } from './security-headers.js';
+
+/**
+ * A page served outside the operation runner: the API documentation and the absent icon.
+ * `path` ending in `/` serves everything below it. GET and HEAD only.
+ */
+export type EdgePage = { path: string; serve: RequestListener };
+
+export type EdgeServerOptions = {
+  routes: RouteTable;
+  runOperation: OperationRunner;
+  pages: readonly EdgePage[];
+  cors: Cors;
+  logger: Logger;
+  production: boolean;
+  errorPage: ErrorPageOptions;
+};
+
+type Target =
+  | { kind: 'operation'; match: RouteMatch; name: () => string; route: () => string }
+  | { kind: 'page'; page: EdgePage; name: () => string; route: () => string }
+  | { kind: 'unmatched'; failure?: unknown; name: () => string; route: () => undefined };
+
+/**
+ * The edge's request listener on node:http. Every request gets the security headers, a
+ * request id, a trace span and one log line here; a request to `/v1` from an `Origin` gets
+ * credentialed CORS (a preflight is answered then). A request for an operation then goes
+ * through the operation runner, whatever headers it carries; a page is handed to its
+ * listener; anything else is 404, or 405 with `Allow`.
+ */
+export function createEdgeServer(options: EdgeServerOptions): RequestListener {
+  const { logger } = options;
+  const spanNames = new WeakMap<object, { name: () => string; route: () => string }>();
+  const namesOf = (key: object, name: string, route: string) => {
+    let names = spanNames.get(key);
+    if (names === undefined) {
+      names = { name: () => name, route: () => route };
+      spanNames.set(key, names);
+    }
+    return names;
+  };
+
+  function targetOf(method: string, path: string): Target {
+    try {
+      const match = options.routes.match(method, path);
+      if (match !== undefined) {
+        const { operationId, path: route } = match.operation;
+        return { kind: 'operation', match, ...namesOf(match.operation, operationId, route) };
+      }
+    } catch (failure) {
+      return { kind: 'unmatched', failure, name: () => method, route: () => undefined };
+    }
+    const page = method === 'GET' || method === 'HEAD' ? pageOf(path) : undefined;
+    if (page !== undefined)
+      return { kind: 'page', page, ...namesOf(page, `GET ${page.path}`, page.path) };
+    return { kind: 'unmatched', name: () => `${method} unmatched`, route: () => undefined };
+  }
+
+  function pageOf(path: string): EdgePage | undefined {
+    return options.pages.find((page) =>
+      page.path.endsWith('/') ? path.startsWith(page.path) : path === page.path,
+    );
+  }
+
+  return function serveEdge(req, res) {
+    const startedAt = process.hrtime.bigint();
+    const url = req.url ?? '/';
+    const queryStart = url.indexOf('?');
+    const path = queryStart < 0 ? url : url.slice(0, queryStart);
+    setSecurityHeaders(res, path, options.production);
+    const requestId = requestIdOf(req);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    const target = targetOf(req.method ?? 'GET', path);
+    const span = traceHttpServerExchange(req, res, {
+      path,
+      nameOf: target.name,
+      routeOf: target.route,
+    });
+    let logged = false;
+    const exchange: EdgeExchange = {
+      req,
+      res,
+      path,
+      query: queryStart < 0 ? '' : url.slice(queryStart + 1),
+      requestId,
+      log() {
+        if (logged) return;
+        logged = true;
+        logHttpExchange(logger, req, res, { path, requestId: () => requestId, startedAt });
+      },
+    };
+    span.within(() => void dispatch(target, exchange));
+  };
+
+  async function dispatch(target: Target, exchange: EdgeExchange): Promise<void> {
+    const { req, res, path } = exchange;
+    try {
+      if (req.headers.origin !== undefined && isCorsPath(path)) {
+        if ((await options.cors.apply(req, res)) === 'answered') return exchange.log();
+      }
+      if (target.kind === 'operation') return await options.runOperation(target.match, exchange);
+      exchange.log();
+      if (target.kind === 'page') return target.page.serve(req, res);
+      answerUnmatched(exchange, target.failure);
+    } catch (error) {
+      exchange.log();
+      answerError(exchange, error, false);
+    }
+  }
+
+  function answerUnmatched(exchange: EdgeExchange, failure: unknown): void {
+    const { req, res, path } = exchange;
+    if (failure !== undefined) return answerError(exchange, failure, false);
+    const method = req.method ?? 'GET';
+    const allowed = options.routes.allowedMethods(path);
+    if (method === 'OPTIONS' && allowed.length > 0) {
+      res.setHeader('Allow', allowed.join(', '));
+      res.statusCode = 204;
+      res.end();
+      return;
+    }
+    // A browser that navigates to an unknown path gets its 404 as a page (error-page.ts).
+    answerError(exchange, unmatchedRouteError(res, method, allowed), allowed.length === 0);
+  }
+
+  function answerError(exchange: EdgeExchange, error: unknown, unmatchedRoute: boolean): void {
+    const { req, res, path } = exchange;
+    if (res.headersSent) {
+      logger.error({ err: error, path }, 'request failed after its answer started');
+      res.destroy();
+      return;
+    }
+    const page = wantsErrorPage(req, path, unmatchedRoute) ? options.errorPage : undefined;
+    writeErrorAnswer(res, error, logger, path, page);
+  }
+}

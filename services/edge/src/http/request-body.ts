@@ -1,0 +1,173 @@
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '@gateway/errors';
+import type { RawBody, RawBodySpec } from './operation.js';
+
+/**
+ * How long a request body may take to arrive once its headers have: a client that stops
+ * sending holds its connection no longer than this, and no load-shedding slot at all.
+ */
+export const BODY_DEADLINE_MS = 5_000;
+
+/** The default limit of a JSON body. */
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * A request body as received. A body the operation cannot take (another media type, too
+ * large) is not read; its refusal is answered at validation, after authentication, so a
+ * caller without credentials learns nothing about what the operation accepts.
+ */
+export type ReceivedBody =
+  | { kind: 'none'; mediaType: string }
+  | { kind: 'bytes'; mediaType: string; bytes: Buffer }
+  | { kind: 'refused'; error: GatewayError };
+
+export type BodyRules = {
+  limitBytes: number;
+  deadlineMs: number;
+  /** Whether the operation takes a body of this media type (lower case, no parameters). */
+  accepts(mediaType: string): boolean;
+  unsupported: string;
+};
+
+/** The media type of a Content-Type header, lower-cased, without parameters. */
+export function mediaTypeOf(header: string | undefined): string {
+  return header?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+}
+
+function tooLarge(limitBytes: number): GatewayError {
+  return new GatewayError(
+    'PAYLOAD_TOO_LARGE',
+    `The request body is larger than ${limitBytes} bytes.`,
+  );
+}
+
+/** 408 REQUEST_TIMEOUT: the body did not arrive within the deadline. */
+export function bodyTimedOut(): GatewayError {
+  return new GatewayError('REQUEST_TIMEOUT', 'The request body did not arrive in time.');
+}
+
+/**
+ * Receives the body of a request, all of it, before anything else is done with the request.
+ * Throws REQUEST_TIMEOUT when it has not arrived within `deadlineMs`, and the stream's own
+ * error when the request ends before its body does.
+ */
+export async function receiveBody(req: IncomingMessage, rules: BodyRules): Promise<ReceivedBody> {
+  const mediaType = mediaTypeOf(req.headers['content-type']);
+  const declaredLength = Number(req.headers['content-length'] ?? 'NaN');
+  const hasBody = req.headers['transfer-encoding'] !== undefined || declaredLength > 0;
+  if (!hasBody) return { kind: 'none', mediaType };
+  if (!rules.accepts(mediaType)) {
+    return {
+      kind: 'refused',
+      error: new GatewayError('UNSUPPORTED_MEDIA_TYPE', rules.unsupported),
+    };
+  }
+  if (declaredLength > rules.limitBytes) {
+    return { kind: 'refused', error: tooLarge(rules.limitBytes) };
+  }
+  const bytes =
+    bufferedBody(req, declaredLength) ?? (await readBody(req, rules.limitBytes, rules.deadlineMs));
+  if (bytes === 'too-large') return { kind: 'refused', error: tooLarge(rules.limitBytes) };
+  return { kind: 'bytes', mediaType, bytes };
+}
+
+/**
+ * The body's bytes when all of them are in the request's buffer already, as they are for a
+ * small request that arrived in one piece (no listeners, promise or flowing mode per
+ * request). Only for a body framed by Content-Length (node does not let more than that many
+ * bytes into the buffer) that no one has started reading; undefined otherwise.
+ */
+function bufferedBody(req: IncomingMessage, declaredLength: number): Buffer | undefined {
+  if (req.readableFlowing !== null || req.readableLength !== declaredLength) return undefined;
+  return (req.read() as Buffer | null) ?? undefined;
+}
+
+/**
+ * The body's bytes as they arrive (events rather than an async iterator: cheaper on the hot
+ * paths); 'too-large' past `limitBytes` (the rest is not read; the server discards it after
+ * the answer).
+ */
+function readBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  deadlineMs: number,
+): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (outcome: Buffer | 'too-large' | Error) => {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      req.off('data', onData);
+      if (outcome instanceof Error) {
+        req.pause();
+        reject(outcome);
+        return;
+      }
+      if (outcome === 'too-large') req.pause();
+      resolve(outcome);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) finish('too-large');
+      else chunks.push(chunk);
+    };
+    const deadline = setTimeout(() => finish(bodyTimedOut()), deadlineMs);
+    req.on('data', onData);
+    req.once('end', () =>
+      finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)),
+    );
+    req.once('error', (error) => finish(error));
+    req.once('close', () => finish(new Error('The request ended before its body did.')));
+  });
+}
+
+/** Spec 7: JSON bodies, `application/json` or `application/<something>+json`. */
+export function isJsonMediaType(mediaType: string): boolean {
+  return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+}
+
+/**
+ * The JSON value of a received body. Spec 7: a body that is not JSON is 415
+ * UNSUPPORTED_MEDIA_TYPE, malformed JSON is 400 VALIDATION_ERROR. An absent or blank body
+ * reads as `undefined`, so an operation whose schema accepts that (logout, spec 4.6) can
+ * allow it.
+ */
+export function jsonOf(received: ReceivedBody): unknown {
+  if (received.kind === 'refused') throw received.error;
+  if (received.kind === 'none') return undefined;
+  const text = received.bytes.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new GatewayError('VALIDATION_ERROR', 'The request body is not valid JSON.');
+  }
+}
+
+/** The rules of a raw body (the avatar upload): its media types and size. */
+export function rawBodyRules(spec: RawBodySpec, deadlineMs: number): BodyRules {
+  return {
+    limitBytes: spec.limitBytes,
+    deadlineMs,
+    accepts: (mediaType) => spec.mediaTypes.includes(mediaType),
+    unsupported: `The request body must be one of ${spec.mediaTypes.join(', ')}.`,
+  };
+}
+
+/** A received raw body: one of the declared media types (415), within the limit (413). */
+export function rawOf(received: ReceivedBody, spec: RawBodySpec): RawBody {
+  if (received.kind === 'refused') throw received.error;
+  if (!spec.mediaTypes.includes(received.mediaType)) {
+    throw new GatewayError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `The request body must be one of ${spec.mediaTypes.join(', ')}.`,
+    );
+  }
+  return {
+    mediaType: received.mediaType,
+    data: received.kind === 'bytes' ? received.bytes : Buffer.alloc(0),
+  };
+}
