@@ -164,33 +164,37 @@ const updatePlatform = defineOperation({
 
 type LifecycleStep = 'deactivate' | 'activate' | 'archive' | 'restore';
 
-const lifecycle: { step: LifecycleStep; method: 'delete' | 'post'; path: string; summary: string }[] =
-  [
-    {
-      step: 'deactivate',
-      method: 'delete',
-      path: '/v1/platforms/:platformKey',
-      summary: 'Deactivate a platform (soft).',
-    },
-    {
-      step: 'activate',
-      method: 'post',
-      path: '/v1/platforms/:platformKey/activate',
-      summary: 'Activate a platform. 409 PLATFORM_ARCHIVED when archived.',
-    },
-    {
-      step: 'archive',
-      method: 'post',
-      path: '/v1/platforms/:platformKey/archive',
-      summary: 'Archive an inactive platform (409 otherwise). Idempotent.',
-    },
-    {
-      step: 'restore',
-      method: 'post',
-      path: '/v1/platforms/:platformKey/restore',
-      summary: 'Restore an archived platform (as inactive). Idempotent.',
-    },
-  ];
+const lifecycle: {
+  step: LifecycleStep;
+  method: 'delete' | 'post';
+  path: string;
+  summary: string;
+}[] = [
+  {
+    step: 'deactivate',
+    method: 'delete',
+    path: '/v1/platforms/:platformKey',
+    summary: 'Deactivate a platform (soft).',
+  },
+  {
+    step: 'activate',
+    method: 'post',
+    path: '/v1/platforms/:platformKey/activate',
+    summary: 'Activate a platform. 409 PLATFORM_ARCHIVED when archived.',
+  },
+  {
+    step: 'archive',
+    method: 'post',
+    path: '/v1/platforms/:platformKey/archive',
+    summary: 'Archive an inactive platform (409 otherwise). Idempotent.',
+  },
+  {
+    step: 'restore',
+    method: 'post',
+    path: '/v1/platforms/:platformKey/restore',
+    summary: 'Restore an archived platform (as inactive). Idempotent.',
+  },
+];
 
 const lifecycleOperations = lifecycle.map(({ step, method, path, summary }) =>
   defineOperation({
@@ -205,7 +209,10 @@ const lifecycleOperations = lifecycle.map(({ step, method, path, summary }) =>
     responses: { 200: json('The platform.', PlatformJson), ...adminErrorResponses(404, 409) },
     handler: async ({ params, caller, requestId, services }) => {
       const { registry, onboarding } = services.clients;
-      const request = { context: requestContextOf(caller, requestId), platformKey: params.platformKey };
+      const request = {
+        context: requestContextOf(caller, requestId),
+        platformKey: params.platformKey,
+      };
       const answer =
         step === 'deactivate'
           ? await registry.deactivatePlatform(request)
