@@ -72,7 +72,7 @@ describe('pnpm bench --quick', () => {
       }
     }
     const [overload] = report.results.filter((row) => row.name === 'overload');
-    // Offered at twice the capacity measured right before it: the excess is refused, each
+    // Offered far beyond the capacity measured right before it: the excess is refused, each
     // refusal a 503 with the error body and Retry-After, and nothing times out.
     expect(overload?.statusCounts['503']).toBeGreaterThan(0);
     expect(overload === undefined ? false : refusalsAreProper(overload)).toBe(true);
@@ -81,9 +81,7 @@ describe('pnpm bench --quick', () => {
     expect(signIn?.gatewayCpuMsPerSignIn).toBeGreaterThan(0);
     expect(signIn?.identityCpuMsPerSignIn).toBeGreaterThan(0);
     expect(report.memory?.redisBytesPerSession).toBeGreaterThan(0);
-    // Every judged target has its figures but RSS growth, whose reference level --quick skips
-    // (whether they hold is not the smoke test's business).
-    const unmeasured = report.targets?.filter((check) => check.holds === null);
-    expect(unmeasured?.map((check) => check.target.slice(0, 6))).toEqual(['S5 RSS']);
+    // Whether the targets hold is not the smoke test's business; that they are all listed is.
+    expect(report.targets).toHaveLength(9);
   }, 300_000);
 });

@@ -48,7 +48,6 @@ describe('runOpenLoop', () => {
     const result = await offer(400, 2, ['/slow']);
     expect(result).toMatchObject({
       offered: 200,
-      sent: 200,
       answered: 200,
       errors: 0,
       statusCounts: { '200': 200 },

@@ -29,9 +29,8 @@ export type OpenLoopSpec = {
 };
 
 export type OpenLoopResult = {
-  /** Requests the schedule called for, and those written. */
+  /** Requests the schedule called for. */
   offered: number;
-  sent: number;
   answered: number;
   rps: number;
   /** From writing the request to the end of its answer. */
@@ -68,22 +67,19 @@ export async function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   return run.result(startedAt);
 }
 
-/** Requests waiting for a connection, oldest first, taken in constant time. */
+/** Requests waiting for a connection, oldest first; `shift` would copy a long backlog. */
 class Backlog {
   private items: Pending[] = [];
   private head = 0;
-
   get length(): number {
     return this.items.length - this.head;
   }
-
   push(item: Pending): void {
     this.items.push(item);
   }
-
   take(): Pending | undefined {
-    if (this.head === this.items.length) return undefined;
-    const next = this.items[this.head++];
+    const next = this.items[this.head];
+    if (next !== undefined) this.head += 1;
     if (this.head >= 1024 && this.head * 2 >= this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
@@ -106,7 +102,6 @@ class OpenLoopRun {
   private withoutRetryAfter = 0;
   private turn = 0;
   private offered = 0;
-  private sent = 0;
   private socketErrors = 0;
   private timeouts = 0;
   private lastAnswerAt = 0;
@@ -186,7 +181,6 @@ class OpenLoopRun {
     }
     return {
       offered: this.offered,
-      sent: this.sent,
       answered,
       rps: answered / seconds,
       p50Ms: round2(percentile(this.latencies, 50)),
@@ -217,7 +211,6 @@ class OpenLoopRun {
   private send(connection: Connection, pending: Pending): void {
     pending.sentAt = performance.now();
     connection.pending = pending;
-    this.sent += 1;
     connection.socket.write(this.nextRequest());
   }
 

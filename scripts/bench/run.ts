@@ -34,73 +34,55 @@ export const SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
+/** main.ts's options (docs/benchmarks.md); `log` replaces stdout. */
 export type BenchOptions = {
-  /** A short smoke run: one level of each scenario for about a second. */
   quick: boolean;
-  /** Where the JSON report goes (relative to the repository root). */
   out: string;
-  /** Only these scenarios (default: all). */
   only?: ScenarioName[];
-  /** Longest time spent producing handoff codes for each S2 level. */
   seedSeconds?: number;
-  /** LOG_LEVEL of the gateway processes (default info, as deployed). */
   logLevel?: string;
-  /** V8 CPU profiles of the gateway processes, in cpu-prof/ beside the report. */
   cpuProf?: boolean;
   log?: (line: string) => void;
 };
 
-export type Profile = {
-  warmupSeconds: number;
-  /** A sign-in runs far more code than an introspection: V8 needs longer to compile it. */
-  signInWarmupSeconds: number;
-  measureSeconds: number;
-  /** Each S5 level: RSS medians over 30 s are steady where 10 s catch V8's heap swings. */
-  overloadSeconds: number;
-  /** S5's offered rates as shares of the capacity measured right before it. */
-  overloadFactors: number[];
-  connections: number[];
-  /** Connections of S2 and S4, whose every request costs a real sign-in. */
-  costlyConnections: number[];
-  /** Identity accounts (one gateway user each). */
-  accounts: number;
-  /** Concurrent browsers while seeding. */
-  seedWorkers: number;
-  /** Longest time spent producing handoff codes for each S2 level (they live 300 s). */
-  seedSeconds: number;
-  seedMaxCodes: number;
-  /** Sessions introspected in rotation by S1 and S5. */
-  introspectSessions: number;
-  /** Access tokens the peer introspects in rotation. */
-  peerTokens: number;
-};
-
-const FULL: Profile = {
+const FULL = {
   warmupSeconds: 3,
+  /** A sign-in runs far more code than an introspection: V8 needs longer to compile it. */
   signInWarmupSeconds: 10,
   measureSeconds: 10,
+  /** Each S5 level: RSS medians over 30 s are steady where 10 s catch V8's heap swings. */
   overloadSeconds: 30,
+  /** S5's offered rates, as shares of the capacity measured right before it. */
   overloadFactors: [0.8, 1.2, 2],
   connections: [50, 100],
+  /** S2's and S4's, whose every request costs a real sign-in. */
   costlyConnections: [50, 100],
+  /** Identity accounts (one gateway user each). */
   accounts: 300,
+  /** Concurrent browsers while seeding. */
   seedWorkers: 24,
-  // S2 measures about 10 s per level, every request redeeming a fresh code. Exchanges run
-  // about 25 times as fast as real sign-ins make codes, so that takes minutes of seeding; the
-  // 300 s handoff lifetime bounds it.
+  /**
+   * S2 measures about 10 s per level, every request redeeming a fresh code. Exchanges run about
+   * 25 times as fast as real sign-ins make codes, so that takes minutes of seeding per level;
+   * the 300 s handoff lifetime bounds it.
+   */
   seedSeconds: 290,
   seedMaxCodes: 250_000,
+  /** Sessions introspected in rotation by S1 and S5. */
   introspectSessions: 300,
+  /** Access tokens the peer introspects in rotation. */
   peerTokens: 20,
 };
+export type Profile = typeof FULL;
 
 const QUICK: Profile = {
   warmupSeconds: 0.3,
   signInWarmupSeconds: 0.3,
   measureSeconds: 1,
   overloadSeconds: 1,
-  // The quick run shows that refusals work, so its one level is well beyond capacity.
-  overloadFactors: [2],
+  // The quick run shows that refusals work: its one level is far beyond any capacity, even
+  // one measured in a slow moment of a busy machine.
+  overloadFactors: [10],
   connections: [50],
   costlyConnections: [5],
   accounts: 20,

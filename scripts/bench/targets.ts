@@ -79,9 +79,13 @@ const SERVED_AT = new Map([
   [200, 0.8],
 ]);
 
-/** S5 as users feel it, at 120% and 200% of the capacity measured right before it. */
+/**
+ * S5 as users feel it, at 120% and 200% of the capacity measured right before it: what is
+ * served, and how the rest is refused at every level beyond capacity.
+ */
 function overloadChecks(overload: ResultRow[]): TargetCheck[] {
   const judged = overload.filter((row) => SERVED_AT.has(Number(row.offeredPct)));
+  const beyondCapacity = overload.filter((row) => Number(row.offeredPct) > 100);
   const label = (row: ResultRow) => `@${String(row.offeredPct)}%`;
   return [
     judge(
@@ -96,7 +100,7 @@ function overloadChecks(overload: ResultRow[]): TargetCheck[] {
     ),
     judge(
       'S5 refuses the rest with 503, the error body and Retry-After; no time-outs or connection errors',
-      judged.map((row) => {
+      beyondCapacity.map((row) => {
         const refused = row.statusCounts['503'] ?? 0;
         const holds =
           refusalsAreProper(row) && row.errors === 0 && row.requests === row.offeredRequests;
@@ -109,7 +113,7 @@ function overloadChecks(overload: ResultRow[]): TargetCheck[] {
     judge(
       'S5 RSS grows < 10% (median, against the level within capacity)',
       // --quick offers one level only, beyond capacity: no reference, so not judged.
-      judged.flatMap((row) =>
+      beyondCapacity.flatMap((row) =>
         typeof row.rssGrowthPct === 'number'
           ? [{ text: `${row.rssGrowthPct}% ${label(row)}`, holds: row.rssGrowthPct < 10 }]
           : [],
