@@ -341,10 +341,11 @@ describe('start (the first run)', () => {
     );
   });
 
-  it('makes admin@example.com a platform_admin, and the printed token command opens the admin API', async () => {
+  it('makes admin@example.com a platform_admin whose demo-platform session holds no admin power, and the printed token command opens the admin API', async () => {
     const landed = await signIn(createCookieJar(), 'admin@example.com', 'admin-password');
     expect(landed.url).toBe(`${demo}/me`);
-    expect(landed.page).toContain('<code>platforms:admin</code>');
+    // DEMO is not an admin console: the exchange grants its session no permission.
+    expect(landed.page).not.toContain('platforms:admin');
 
     // What the banner tells an admin to run, followed as curl would.
     const command =
@@ -369,6 +370,13 @@ describe('start (the first run)', () => {
       headers: { authorization: `Bearer ${accessToken}` },
     });
     expect(platforms.status).toBe(200);
+    const users = await fetch(`${gateway}/v1/admin/users?search=admin%40example.com`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    const { items } = (await users.json()) as { items: { email: string; roles: string[] }[] };
+    expect(items.map(({ email, roles }) => ({ email, roles }))).toEqual([
+      { email: 'admin@example.com', roles: ['platform_admin'] },
+    ]);
   }, 60_000);
 
   it('stops on SIGTERM with exit code 0 and releases the data folder', async () => {

@@ -144,7 +144,8 @@ export function firstRunBanner(facts: {
     ...(admins.length === 0
       ? []
       : [
-          `  ${admins.map((account) => account.email).join(', ')} becomes platform_admin at sign-in; signed in on the demo platform, the same browser can use ${gatewayUrl}/docs with that session.`,
+          `  ${admins.map((account) => account.email).join(', ')} becomes platform_admin at sign-in. The demo platform is not an`,
+          '  admin console, so its sessions carry no admin power: use the token above for the admin API.',
         ]),
     '',
     `  Data: ${facts.dataDir} (the demo platform's key: ${facts.keyFile}).`,
