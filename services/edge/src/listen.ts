@@ -30,7 +30,7 @@ export async function listen(
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
-  // Issue 7 (SIGTERM drains): a keep-alive connection whose request was in flight at close
+  // SIGTERM drains: a keep-alive connection whose request was in flight at close
   // goes idle when its response ends; close it then, instead of waiting for the client to
   // drop it (or for the shutdown grace timer to exit 1).
   let closing = false;

@@ -42,39 +42,7 @@ type Target =
  * listener; anything else is 404, or 405 with `Allow`.
  */
 export function createEdgeServer(options: EdgeServerOptions): RequestListener {
-  const { logger } = options;
-  const spanNames = new WeakMap<object, { name: () => string; route: () => string }>();
-  const namesOf = (key: object, name: string, route: string) => {
-    let names = spanNames.get(key);
-    if (names === undefined) {
-      names = { name: () => name, route: () => route };
-      spanNames.set(key, names);
-    }
-    return names;
-  };
-
-  function targetOf(method: string, path: string): Target {
-    try {
-      const match = options.routes.match(method, path);
-      if (match !== undefined) {
-        const { operationId, path: route } = match.operation;
-        return { kind: 'operation', match, ...namesOf(match.operation, operationId, route) };
-      }
-    } catch (failure) {
-      return { kind: 'unmatched', failure, name: () => method, route: () => undefined };
-    }
-    const page = method === 'GET' || method === 'HEAD' ? pageOf(path) : undefined;
-    if (page !== undefined)
-      return { kind: 'page', page, ...namesOf(page, `GET ${page.path}`, page.path) };
-    return { kind: 'unmatched', name: () => `${method} unmatched`, route: () => undefined };
-  }
-
-  function pageOf(path: string): EdgePage | undefined {
-    return options.pages.find((page) =>
-      page.path.endsWith('/') ? path.startsWith(page.path) : path === page.path,
-    );
-  }
-
+  const targetOf = createTargetResolver(options);
   return function serveEdge(req, res) {
     const startedAt = process.hrtime.bigint();
     const url = req.url ?? '/';
@@ -99,51 +67,93 @@ export function createEdgeServer(options: EdgeServerOptions): RequestListener {
       log() {
         if (logged) return;
         logged = true;
-        logHttpExchange(logger, req, res, { path, requestId: () => requestId, startedAt });
+        logHttpExchange(options.logger, req, res, { path, requestId: () => requestId, startedAt });
       },
     };
-    span.within(() => void dispatch(target, exchange));
+    span.within(() => void dispatch(options, target, exchange));
   };
+}
 
-  async function dispatch(target: Target, exchange: EdgeExchange): Promise<void> {
-    const { req, res, path } = exchange;
+/** What serves a request, with its span's name and route (made once per operation or page). */
+function createTargetResolver(options: EdgeServerOptions) {
+  const spanNames = new WeakMap<object, { name: () => string; route: () => string }>();
+  const namesOf = (key: object, name: string, route: string) => {
+    let names = spanNames.get(key);
+    if (names === undefined) {
+      names = { name: () => name, route: () => route };
+      spanNames.set(key, names);
+    }
+    return names;
+  };
+  const pageOf = (path: string) =>
+    options.pages.find((page) =>
+      page.path.endsWith('/') ? path.startsWith(page.path) : path === page.path,
+    );
+  return function targetOf(method: string, path: string): Target {
     try {
-      if (req.headers.origin !== undefined && isCorsPath(path)) {
-        if ((await options.cors.apply(req, res)) === 'answered') return exchange.log();
+      const match = options.routes.match(method, path);
+      if (match !== undefined) {
+        const { operationId, path: route } = match.operation;
+        return { kind: 'operation', match, ...namesOf(match.operation, operationId, route) };
       }
-      if (target.kind === 'operation') return await options.runOperation(target.match, exchange);
-      exchange.log();
-      if (target.kind === 'page') return target.page.serve(req, res);
-      answerUnmatched(exchange, target.failure);
-    } catch (error) {
-      exchange.log();
-      answerError(exchange, error, false);
+    } catch (failure) {
+      return { kind: 'unmatched', failure, name: () => method, route: () => undefined };
     }
-  }
+    const page = method === 'GET' || method === 'HEAD' ? pageOf(path) : undefined;
+    if (page !== undefined) {
+      return { kind: 'page', page, ...namesOf(page, `GET ${page.path}`, page.path) };
+    }
+    return { kind: 'unmatched', name: () => `${method} unmatched`, route: () => undefined };
+  };
+}
 
-  function answerUnmatched(exchange: EdgeExchange, failure: unknown): void {
-    const { req, res, path } = exchange;
-    if (failure !== undefined) return answerError(exchange, failure, false);
-    const method = req.method ?? 'GET';
-    const allowed = options.routes.allowedMethods(path);
-    if (method === 'OPTIONS' && allowed.length > 0) {
-      res.setHeader('Allow', allowed.join(', '));
-      res.statusCode = 204;
-      res.end();
-      return;
+async function dispatch(
+  options: EdgeServerOptions,
+  target: Target,
+  exchange: EdgeExchange,
+): Promise<void> {
+  const { req, res, path } = exchange;
+  try {
+    if (req.headers.origin !== undefined && isCorsPath(path)) {
+      if ((await options.cors.apply(req, res)) === 'answered') return exchange.log();
     }
-    // A browser that navigates to an unknown path gets its 404 as a page (error-page.ts).
-    answerError(exchange, unmatchedRouteError(res, method, allowed), allowed.length === 0);
+    if (target.kind === 'operation') return await options.runOperation(target.match, exchange);
+    exchange.log();
+    if (target.kind === 'page') return target.page.serve(req, res);
+    answerUnmatched(options, exchange, target.failure);
+  } catch (error) {
+    exchange.log();
+    answerError(options, exchange, error, false);
   }
+}
 
-  function answerError(exchange: EdgeExchange, error: unknown, unmatchedRoute: boolean): void {
-    const { req, res, path } = exchange;
-    if (res.headersSent) {
-      logger.error({ err: error, path }, 'request failed after its answer started');
-      res.destroy();
-      return;
-    }
-    const page = wantsErrorPage(req, path, unmatchedRoute) ? options.errorPage : undefined;
-    writeErrorAnswer(res, error, logger, path, page);
+function answerUnmatched(options: EdgeServerOptions, exchange: EdgeExchange, failure: unknown) {
+  const { req, res, path } = exchange;
+  if (failure !== undefined) return answerError(options, exchange, failure, false);
+  const method = req.method ?? 'GET';
+  const allowed = options.routes.allowedMethods(path);
+  if (method === 'OPTIONS' && allowed.length > 0) {
+    res.setHeader('Allow', allowed.join(', '));
+    res.statusCode = 204;
+    res.end();
+    return;
   }
+  // A browser that navigates to an unknown path gets its 404 as a page (error-page.ts).
+  answerError(options, exchange, unmatchedRouteError(res, method, allowed), allowed.length === 0);
+}
+
+function answerError(
+  options: EdgeServerOptions,
+  exchange: EdgeExchange,
+  error: unknown,
+  unmatchedRoute: boolean,
+): void {
+  const { req, res, path } = exchange;
+  if (res.headersSent) {
+    options.logger.error({ err: error, path }, 'request failed after its answer started');
+    res.destroy();
+    return;
+  }
+  const page = wantsErrorPage(req, path, unmatchedRoute) ? options.errorPage : undefined;
+  writeErrorAnswer(res, error, options.logger, path, page);
 }

@@ -8,8 +8,8 @@ import { prefersHtml } from './error-page.js';
 // Error pages a person can read: the browser endpoints (start, callback, resume, logged-out)
 // and a path no route serves answer a navigation that prefers HTML with a page of the same
 // status; everyone else keeps the JSON body of spec 7. Over real HTTP against the real edge
-// (fake services behind it), through both of its paths: the fast lane serves start and
-// callback for requests without an Origin, Express everything else.
+// (fake services behind it), with and without an `Origin`: both take the same way through
+// the operation runner, and answer alike.
 
 const ALLOWED_ORIGIN = 'https://app.example.test';
 const ACCOUNT_URL = 'https://account.example.test/account';
@@ -93,10 +93,10 @@ function expectJson(answer: Answer, status: number, body: unknown): void {
   expect(JSON.parse(answer.text)).toEqual(body);
 }
 
-/** Where a request is served: no Origin is the fast lane (start, callback), one is Express. */
+/** Requests without and with an Origin (credentialed CORS adds its headers, nothing else). */
 const lanes = [
-  ['the fast lane (no Origin)', {}],
-  ['Express (with an Origin)', { origin: ALLOWED_ORIGIN }],
+  ['without an Origin', {}],
+  ['with an Origin', { origin: ALLOWED_ORIGIN }],
 ] as const;
 
 type Case = {

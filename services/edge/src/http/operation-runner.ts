@@ -91,120 +91,125 @@ type Stage = 'before-origin' | 'input' | 'handler';
  * policy describes; failures through the one error writer (error-handler.ts).
  */
 export function createOperationRunner(options: OperationRunnerOptions): OperationRunner {
-  const { logger } = options;
+  return (match, exchange) => runOperation(options, match, exchange);
+}
 
-  return async function runOperation({ operation, params }, exchange) {
-    const { req, res } = exchange;
-    setOperationCachePolicy(res, operation.response);
-    const sessionCookie = createSessionCookieChanges();
-    let stage: Stage = 'before-origin';
-    try {
-      if (operation.rateLimit !== undefined) {
-        await options.limiter.check(operation.rateLimit, req, options.clientAddress(req));
-      }
-      if (isCookieWriteOf(operation.auth, req)) {
-        await assertAllowedOrigin(req.headers.origin, options.isAllowedOrigin);
-      }
-      stage = 'input';
-      const received = await receiveOperationBody(operation, req, options.bodyDeadlineMs);
-      if (operation.sheddable === true && !options.shedder.admit(res)) {
-        options.shedder.refuse(res, operation.operationId);
-        return;
-      }
-      exchange.log();
-      const caller = await authenticate(operation.auth, req, res, params);
-      const input = {
-        query: operation.query
-          ? parseInput(operation.query, parseQuery(exchange), 'query')
-          : undefined,
-        params: operation.params ? parseInput(operation.params, params, 'path') : undefined,
-        body: operation.body ? parseInput(operation.body, jsonOf(received), 'body') : undefined,
-        raw: operation.rawBody ? rawOf(received, operation.rawBody) : undefined,
-        caller,
-        requestId: exchange.requestId,
-        sessionCookie,
-        services: options.services,
-      };
-      stage = 'handler';
-      const output = await operation.handler(input);
-      writeAnswer(res, operation.response, output, () =>
-        sessionCookie.writeTo(res, options.cookie),
-      );
-    } catch (error) {
-      exchange.log();
-      await answerFailure(operation, exchange, error, { stage, sessionCookie });
+async function runOperation(
+  options: OperationRunnerOptions,
+  { operation, params }: RouteMatch,
+  exchange: EdgeExchange,
+): Promise<void> {
+  const { req, res } = exchange;
+  setOperationCachePolicy(res, operation.response);
+  const sessionCookie = createSessionCookieChanges();
+  let stage: Stage = 'before-origin';
+  try {
+    if (operation.rateLimit !== undefined) {
+      await options.limiter.check(operation.rateLimit, req, options.clientAddress(req));
     }
-  };
-
-  async function authenticate(
-    auth: OperationAuth,
-    req: IncomingMessage,
-    res: ServerResponse,
-    params: Record<string, string>,
-  ): Promise<CallerOf<OperationAuth>> {
-    switch (auth.kind) {
-      case 'public':
-        return undefined;
-      case 'platform':
-        return verifyPlatformCaller(req, res, auth.accept);
-      case 'admin':
-        return options.authentication.requirePermission(req, res, auth.permission);
-      case 'platform-schema':
-        return options.authentication.requireSchemaPermission(req, res, auth.access, params);
-      case 'global-schema':
-        return options.authentication.requireGlobalSchemaPermission(req, res, auth.access);
-      case 'user':
-        return options.userAuthentication.requireUser(req, res);
-      case 'cookie':
-        return { sessionToken: requireSessionCookieOf(req) };
+    if (isCookieWriteOf(operation.auth, req)) {
+      await assertAllowedOrigin(req.headers.origin, options.isAllowedOrigin);
     }
-  }
-
-  /** platformBasicAuth: 401 with the Basic challenge, 403 for a kind the operation refuses. */
-  async function verifyPlatformCaller(
-    req: IncomingMessage,
-    res: ServerResponse,
-    accept: readonly PlatformCredentialKind[],
-  ): Promise<PlatformCaller> {
-    let caller: PlatformCaller;
-    try {
-      caller = await options.credentials.verify(req.headers.authorization);
-    } catch (error) {
-      const failure = fromConnectError(error);
-      const challenge = basicChallengeFor(failure);
-      if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
-      throw failure;
-    }
-    requireCredentialKind(caller, accept);
-    return caller;
-  }
-
-  async function answerFailure(
-    operation: AnyOperation,
-    exchange: EdgeExchange,
-    error: unknown,
-    state: { stage: Stage; sessionCookie: ReturnType<typeof createSessionCookieChanges> },
-  ): Promise<void> {
-    const { req, res, path } = exchange;
-    let failure = error;
-    state.sessionCookie.discard();
-    if (state.stage !== 'before-origin' && operation.afterFailure !== undefined) {
-      failure = await operation.afterFailure(error, {
-        handlerStarted: state.stage === 'handler',
-        sessionToken: readSessionToken(req),
-        sessionCookie: state.sessionCookie,
-        services: options.services,
-      });
-    }
-    if (res.headersSent) {
-      logger.error({ err: failure, path }, 'request failed after its answer started');
-      res.destroy();
+    stage = 'input';
+    const received = await receiveOperationBody(operation, req, options.bodyDeadlineMs);
+    if (operation.sheddable === true && !options.shedder.admit(res)) {
+      options.shedder.refuse(res, operation.operationId);
       return;
     }
-    state.sessionCookie.writeTo(res, options.cookie);
-    const page = wantsErrorPage(req, path) ? options.errorPage : undefined;
-    writeErrorAnswer(res, failure, logger, path, page);
+    exchange.log();
+    const caller = await authenticate(options, operation.auth, req, res, params);
+    const input = {
+      query: operation.query
+        ? parseInput(operation.query, parseQuery(exchange), 'query')
+        : undefined,
+      params: operation.params ? parseInput(operation.params, params, 'path') : undefined,
+      body: operation.body ? parseInput(operation.body, jsonOf(received), 'body') : undefined,
+      raw: operation.rawBody ? rawOf(received, operation.rawBody) : undefined,
+      caller,
+      requestId: exchange.requestId,
+      sessionCookie,
+      services: options.services,
+    };
+    stage = 'handler';
+    const output = await operation.handler(input);
+    writeAnswer(res, operation.response, output, () => sessionCookie.writeTo(res, options.cookie));
+  } catch (error) {
+    exchange.log();
+    await answerFailure(options, operation, exchange, error, { stage, sessionCookie });
   }
+}
+
+async function authenticate(
+  options: OperationRunnerOptions,
+  auth: OperationAuth,
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: Record<string, string>,
+): Promise<CallerOf<OperationAuth>> {
+  switch (auth.kind) {
+    case 'public':
+      return undefined;
+    case 'platform':
+      return verifyPlatformCaller(options.credentials, req, res, auth.accept);
+    case 'admin':
+      return options.authentication.requirePermission(req, res, auth.permission);
+    case 'platform-schema':
+      return options.authentication.requireSchemaPermission(req, res, auth.access, params);
+    case 'global-schema':
+      return options.authentication.requireGlobalSchemaPermission(req, res, auth.access);
+    case 'user':
+      return options.userAuthentication.requireUser(req, res);
+    case 'cookie':
+      return { sessionToken: requireSessionCookieOf(req) };
+  }
+}
+
+/** platformBasicAuth: 401 with the Basic challenge, 403 for a kind the operation refuses. */
+async function verifyPlatformCaller(
+  credentials: PlatformCredentialVerifier,
+  req: IncomingMessage,
+  res: ServerResponse,
+  accept: readonly PlatformCredentialKind[],
+): Promise<PlatformCaller> {
+  let caller: PlatformCaller;
+  try {
+    caller = await credentials.verify(req.headers.authorization);
+  } catch (error) {
+    const failure = fromConnectError(error);
+    const challenge = basicChallengeFor(failure);
+    if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
+    throw failure;
+  }
+  requireCredentialKind(caller, accept);
+  return caller;
+}
+
+async function answerFailure(
+  options: OperationRunnerOptions,
+  operation: AnyOperation,
+  exchange: EdgeExchange,
+  error: unknown,
+  state: { stage: Stage; sessionCookie: ReturnType<typeof createSessionCookieChanges> },
+): Promise<void> {
+  const { req, res, path } = exchange;
+  let failure = error;
+  state.sessionCookie.discard();
+  if (state.stage !== 'before-origin' && operation.afterFailure !== undefined) {
+    failure = await operation.afterFailure(error, {
+      handlerStarted: state.stage === 'handler',
+      sessionToken: readSessionToken(req),
+      sessionCookie: state.sessionCookie,
+      services: options.services,
+    });
+  }
+  if (res.headersSent) {
+    options.logger.error({ err: failure, path }, 'request failed after its answer started');
+    res.destroy();
+    return;
+  }
+  state.sessionCookie.writeTo(res, options.cookie);
+  const page = wantsErrorPage(req, path) ? options.errorPage : undefined;
+  writeErrorAnswer(res, failure, options.logger, path, page);
 }
 
 /**

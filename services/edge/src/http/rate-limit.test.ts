@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { startTestEdge, type TestEdge } from '../testing/edge-harness.js';
 import { createMemoryRateLimitStore, createRedisRateLimitStore } from './rate-limit-store.js';
 
-// Issue 7 "Limits" and "Security headers and proxies": the edge's rate limits (429 with the
+// The edge's rate limits (429 with the
 // error body and Retry-After, per IP on start/callback, per presented credential and per IP
 // on exchange/introspect, shared through Redis), security headers and trusted proxies.
 
