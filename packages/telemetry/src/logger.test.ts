@@ -93,7 +93,6 @@ describe('createLogger', () => {
     'client_secret',
     'gatewayToken',
     'token',
-    'code',
     'state',
     'nonce',
     'id_token',
@@ -112,6 +111,32 @@ describe('createLogger', () => {
     expect(line?.[field]).toBe(REDACTED);
     expect(line?.login).toEqual({ [field]: REDACTED, platformKey: 'shop' });
     expect(log.raw.join('')).not.toContain(secret);
+  });
+
+  it('redacts OAuth and handoff codes in request data but shows the code of an error', () => {
+    const log = createMemoryLog();
+    const logger = createLogger({ service: 'edge', destination: log.destination });
+    const oauthCode = 'oauth-code-from-the-provider';
+    const handoffCode = 'handoff_secret-value';
+    const failure = Object.assign(new Error('refused'), { code: 'NONCE_MISMATCH' });
+
+    logger.error({
+      code: oauthCode,
+      req: { query: { code: oauthCode, state: 'state-value' } },
+      body: { code: handoffCode },
+      handoffCode,
+      err: failure,
+    });
+
+    const [line] = log.lines();
+    expect(line?.code).toBe(REDACTED);
+    expect(line?.req).toEqual({ query: { code: REDACTED, state: REDACTED } });
+    expect(line?.body).toEqual({ code: REDACTED });
+    expect(line?.handoffCode).toBe(REDACTED);
+    expect(line?.err).toEqual(
+      expect.objectContaining({ message: 'refused', code: 'NONCE_MISMATCH' }),
+    );
+    expect(log.raw.join('')).not.toMatch(/oauth-code-from|handoff_secret|state-value/);
   });
 
   it('leaves the object passed to it untouched', () => {

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import type { DestinationStream, Logger, LoggerOptions } from 'pino';
 import { isColorSupported, prettyFactory } from 'pino-pretty';
 import { activeTraceFields } from './active-trace-fields.js';
+import { serializeError } from './error-serializer.js';
 
 export type { Logger } from 'pino';
 
@@ -42,12 +43,31 @@ const SECRET_FIELD_NAMES = [
   'client_secret',
   'gatewayToken',
   'token',
-  'code',
   'state',
   'nonce',
   'id_token',
   'idToken',
   'secret',
+] as const;
+
+/**
+ * Where an OAuth authorization code or a handoff code (`code`) can appear: at the top level,
+ * in request data and in the fields named after it. `code` is not censored one level down
+ * everywhere, because `err.code` is an error's code, which a line must show.
+ */
+const CODE_PATHS = [
+  'code',
+  'query.code',
+  'body.code',
+  'req.query.code',
+  'req.body.code',
+  'req.query.state',
+  'req.body.state',
+  'request.code',
+  'authorizationCode',
+  '*.authorizationCode',
+  'handoffCode',
+  '*.handoffCode',
 ] as const;
 
 /**
@@ -63,6 +83,7 @@ export const REDACTED_PATHS: readonly string[] = [
   'res.headers["set-cookie"]',
   ...SECRET_FIELD_NAMES,
   ...SECRET_FIELD_NAMES.map((name) => `*.${name}`),
+  ...CODE_PATHS,
 ];
 
 /** Pending bytes that make the stdout destination write at once. */
@@ -164,6 +185,7 @@ export function createLogger(options: LoggerCreateOptions): Logger {
     formatters: { level: (label) => ({ level: label }) },
     mixin: activeTraceFields,
     redact: { paths: [...REDACTED_PATHS], censor: REDACTED },
+    serializers: { err: serializeError },
   };
   if (options.format === 'pretty') {
     const pretty = createPrettyDestination({ level: loggerOptions.level ?? 'info' });
