@@ -195,6 +195,24 @@ describe('verifyJwt (node:crypto, the rules of jose jwtVerify)', () => {
     }
   });
 
+  it('with authorizedParty, refuses an azp naming another party (jose has no such rule)', async () => {
+    const idToken = { ...options, authorizedParty: audience };
+    for (const extra of [{}, { azp: audience }]) {
+      const payload = claims(extra);
+      await expect(verifyJwt(token('EdDSA', payload), keySet, idToken)).resolves.toMatchObject({
+        payload,
+      });
+    }
+    for (const azp of ['client-2', '', [audience], 7]) {
+      await expect(
+        verifyJwt(token('EdDSA', claims({ azp })), keySet, idToken),
+      ).rejects.toMatchObject({ claim: 'azp', reason: 'check_failed' });
+    }
+    // Without the option (access tokens), azp is the requesting client and not checked.
+    const machine = claims({ azp: 'machine-client' });
+    await expectAsJose(token('EdDSA', machine), { payload: machine });
+  });
+
   it('refuses an iat in the future beyond the clock tolerance (jose does not)', async () => {
     const t = now();
     const soon = claims({ iat: t + 4 });

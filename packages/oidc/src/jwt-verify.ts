@@ -31,6 +31,12 @@ export type JwtVerifyOptions = {
    * with another audience is not for this client alone).
    */
   audience: string;
+  /**
+   * When given, an `azp` claim present must equal it (OIDC Core 3.1.3.7: an ID token
+   * authorized for another party is not this client's). Access tokens carry the requesting
+   * client's id there, so they pass none.
+   */
+  authorizedParty?: string;
   /** Seconds of leeway for `exp`, `nbf` and an `iat` in the future. */
   clockTolerance: number;
   /** Claims that must be present (whatever their value). */
@@ -235,6 +241,13 @@ function validateClaims(claims: JWTPayload, options: JwtVerifyOptions): JWTPaylo
   const audienceAlone = Array.isArray(aud) && aud.length === 1 && aud[0] === options.audience;
   if (!(aud === options.audience || audienceAlone)) {
     throw failed('unexpected "aud" claim value', 'aud', 'check_failed');
+  }
+  if (
+    options.authorizedParty !== undefined &&
+    claims.azp !== undefined &&
+    claims.azp !== options.authorizedParty
+  ) {
+    throw failed('unexpected "azp" claim value', 'azp', 'check_failed');
   }
   const tolerance = options.clockTolerance;
   if (!Number.isFinite(tolerance) || tolerance < 0)

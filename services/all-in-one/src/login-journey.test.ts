@@ -285,7 +285,8 @@ describe('what the login refuses', () => {
 
     const start = await browserGet('/v1/auth/start?platformKey=SHOP&returnTo=%2F');
     const state = new URL(start.location ?? '').searchParams.get('state') ?? '';
-    const refused = await browserGet(`/v1/auth/callback?code=forged&state=${state}`);
+    const iss = encodeURIComponent(t.provider.issuer);
+    const refused = await browserGet(`/v1/auth/callback?code=forged&state=${state}&iss=${iss}`);
     expect(refused.status).toBe(401);
     expect(JSON.parse(refused.text).code).toBe('AUTHORIZATION_CODE_EXCHANGE_FAILED');
 

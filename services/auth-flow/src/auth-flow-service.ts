@@ -30,7 +30,8 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
         onboardingMode: request.onboardingMode,
         signUp: request.defaultScreen === 'up',
       }),
-    completeLogin: (request) => login.completeLogin({ code: request.code, state: request.state }),
+    completeLogin: (request) =>
+      login.completeLogin({ code: request.code, state: request.state, iss: request.iss }),
     async resumeLogin(request) {
       return {
         redirectUrl: await login.resumeLogin({

@@ -68,6 +68,29 @@ export function buildAuthorizeUrl(
   return url.href;
 }
 
+/**
+ * RFC 9207: an authorization response's `iss` must name the issuer the login was started
+ * with whenever it is present, and must be present when discovery advertises
+ * `authorization_response_iss_parameter_supported` (a response without it may come from
+ * another provider: a mix-up). Refused as an issuer failure, 401 ID_TOKEN_INVALID (spec 7).
+ */
+export function checkAuthorizationResponseIssuer(
+  document: DiscoveryDocument,
+  issuer: string,
+  iss: string | undefined,
+): void {
+  if (iss === undefined) {
+    if (document.authorization_response_iss_parameter_supported !== true) return;
+    throw new GatewayError(
+      'ID_TOKEN_INVALID',
+      'The authorization response does not name its issuer.',
+    );
+  }
+  if (iss !== issuer) {
+    throw new GatewayError('ID_TOKEN_INVALID', 'The authorization response names another issuer.');
+  }
+}
+
 /** RFC 6749 2.3.1: client_secret_basic encodes id and secret before joining them. */
 function basicAuthorization(clientId: string, clientSecret: string): string {
   const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
@@ -165,7 +188,8 @@ export type VerifiedIdToken = {
 
 /**
  * Spec 4.2 step 3: the ID token is verified against the environment's JWKS: issuer exactly
- * equal, audience the environment's client, algorithm EdDSA, RS256 or ES256, `sub` present.
+ * equal, audience the environment's client alone, an `azp` naming that client, an `iat` not
+ * in the future, algorithm EdDSA, RS256 or ES256, `sub` present.
  * The nonce is returned for the caller, which holds only its hash. The signature is checked
  * with node:crypto on this thread (verifyJwt), not through WebCrypto's thread pool.
  */
@@ -186,6 +210,8 @@ export async function verifyIdToken(
     ({ payload } = await verifyJwt(idToken, jwks.keySetFor(document.jwks_uri), {
       issuer: client.issuer,
       audience: client.clientId,
+      // OIDC Core 3.1.3.7: an `azp` present must name this client.
+      authorizedParty: client.clientId,
       algorithms: idTokenAlgorithms,
       clockTolerance: 5,
       requiredClaims: ['sub', 'exp', 'iat'],
@@ -203,10 +229,6 @@ export async function verifyIdToken(
   }
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     throw new GatewayError('ID_TOKEN_INVALID', 'The ID token has no subject.');
-  }
-  // OIDC Core 3.1.3.7: an `azp` present must name this client.
-  if (payload.azp !== undefined && payload.azp !== client.clientId) {
-    throw new GatewayError('ID_TOKEN_INVALID', 'The ID token was issued to another party.');
   }
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
   return {

@@ -7,6 +7,7 @@ import type { EnvironmentClients } from './environment-clients.js';
 import { sealIdToken } from './id-token-sealing.js';
 import {
   buildAuthorizeUrl,
+  checkAuthorizationResponseIssuer,
   codeChallengeOf,
   exchangeAuthorizationCode,
   verifyIdToken,
@@ -35,6 +36,9 @@ type Evaluation = {
 type Next =
   | { outcome: 'onboarding_global' | 'onboarding_platform'; redirectUrl: string }
   | { outcome: 'handoff'; evaluation: Evaluation };
+
+/** What the identity provider's redirect brought to the callback (spec 4.2). */
+type CallbackRequest = { code: string; state: string; iss: string | undefined };
 
 export type LoginFlow = ReturnType<typeof createLoginFlow>;
 
@@ -96,7 +100,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
    * Spec 4.2, counted in `gateway.signin.outcomes`: `handoff`, `onboarding_global`,
    * `onboarding_platform`, or the error code of a failed callback.
    */
-  async function completeLogin(request: { code: string; state: string }) {
+  async function completeLogin(request: CallbackRequest) {
     try {
       const answer = await runCallback(request);
       gatewayMetrics.recordSignInOutcome(answer.outcome);
@@ -113,7 +117,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     }
   }
 
-  async function runCallback(request: { code: string; state: string }) {
+  async function runCallback(request: CallbackRequest) {
     const at = now();
     const transaction = await store.consumeTransaction(hashToken(request.state), at.getTime());
     if (transaction === undefined) {
@@ -128,6 +132,8 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       );
     }
     const document = await deps.discovery.get(client.issuer);
+    // RFC 9207: before the code goes anywhere, the response must come from this issuer.
+    checkAuthorizationResponseIssuer(document, client.issuer, request.iss);
     const verifier = keyring.decryptString(
       transaction.pkceVerifierEncrypted,
       `pkce:${transaction.id}`,

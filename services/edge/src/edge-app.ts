@@ -141,6 +141,7 @@ function createCallerAuthentication(
   const issuers = createIssuerResolver(clients.registry, { feed });
   const verifier = createAccessTokenVerifier({
     audience: config.accessTokenAudience,
+    maxLifetimeSeconds: config.accessTokenMaxLifetimeSeconds,
     resolveIssuer: (issuer) => issuers.resolve(issuer),
     discovery: createDiscoveryCache({ timeoutMs: config.serviceCallTimeoutMs }),
     jwks: createJwksCache({ timeoutMs: config.serviceCallTimeoutMs }),

@@ -73,7 +73,9 @@ const handleIdentityCallback = defineOperation({
   description:
     'Completes the login, sets the `svc_auth_session` cookie and redirects to the platform ' +
     'callback with a handoff code, or to an onboarding page. An `error` from the identity ' +
-    'provider is 400 VALIDATION_ERROR and the browser stays on the gateway. Parameters ' +
+    'provider is 400 VALIDATION_ERROR and the browser stays on the gateway. An `iss` (RFC ' +
+    "9207) must name the environment's issuer, and must be sent when its discovery document " +
+    'advertises `authorization_response_iss_parameter_supported`. Parameters ' +
     'other than those listed are tolerated: identity providers add their own. ' +
     ERROR_PAGE_NOTE,
   tags,
@@ -86,7 +88,7 @@ const handleIdentityCallback = defineOperation({
     ),
     ...browserErrorResponses({
       400: 'The identity provider answered with an error, or `code`/`state` is missing (VALIDATION_ERROR).',
-      401: 'The code exchange or the ID token failed.',
+      401: 'The code exchange, the ID token or the response issuer (`iss`) failed.',
       403: 'The local account is blocked (ACCOUNT_DELETED, ACCOUNT_INACTIVE).',
       404: 'Invalid, expired or used `state` (NOT_FOUND).',
       409: 'The environment is inactive, or the transaction is already bound.',
@@ -97,7 +99,12 @@ const handleIdentityCallback = defineOperation({
   },
   handler: async ({ query, services, sessionCookie }) => {
     const { code, state } = requireCallbackCode(query);
-    const answer = await services.clients.authFlow.completeLogin({ code, state });
+    // RFC 9207: the issuer of the authorization response, checked by the auth-flow.
+    const answer = await services.clients.authFlow.completeLogin({
+      code,
+      state,
+      ...(query.iss === undefined ? {} : { iss: query.iss }),
+    });
     sessionCookie.set(answer.sessionToken, answer.sessionExpiresAt);
     return answer.redirectUrl;
   },
