@@ -19,9 +19,11 @@ export type SessionOfPlatform = {
  * use it as an admin credential (docs/decisions.md). A session signed in at the gateway
  * itself (no platform) keeps its snapshot (spec 2.6).
  *
- * The registry is asked at every use, never through a cache (GetPlatformSessionPolicy is not
- * among the cached answers), so a change applies from its commit on, whichever session store
- * runs.
+ * The policy comes from the auth-flow's registry answers cache (registry-answers-cache.ts),
+ * dropped whenever the change feed announces a registry change: a deactivation applies as
+ * soon as the edge that made it announces it (at once in its own process, over Redis pub/sub
+ * in the others), and at the latest when the cache's TTL ends should an announcement be
+ * lost. The end is durable: `sessions_not_before` stays when the platform is reactivated.
  */
 export async function exercisablePermissions(
   registry: Pick<Client<typeof RegistryService>, 'getPlatformSessionPolicy'>,

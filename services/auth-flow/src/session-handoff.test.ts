@@ -269,7 +269,8 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
       permissions: [],
       returnTo: 'https://shop.example.com/orders',
     });
-    // The platform's session policy is read at every use, uncached (docs/decisions.md).
+    // The platform's session policy is asked of the registry client (the auth-flow's cache
+    // in production, docs/decisions.md).
     expect(made).toEqual(['getPlatformSessionPolicy']);
     // The one atomic redeem: a statement of the SQL store, a Lua script on Redis.
     expect(ran).toEqual(store.kind === 'sql' ? [expect.stringMatching(/^with redeemed as/)] : []);

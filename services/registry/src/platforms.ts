@@ -532,8 +532,8 @@ async function setStatus(
   details: JsonObject = {},
 ): Promise<void> {
   const now = new Date();
-  // Ending its sessions in the transaction of the change: the auth-flow reads this at every
-  // session use (GetPlatformSessionPolicy), so they stay ended after a reactivation too.
+  // Ending its sessions in the transaction of the change: the auth-flow reads this for its
+  // session uses (GetPlatformSessionPolicy), so they stay ended after a reactivation too.
   const endsSessions = status === 'inactive' || status === 'archived';
   await trx(platforms)
     .where({ id: platform.id })
@@ -801,8 +801,8 @@ export type PlatformSessionPolicy = {
 
 /**
  * Whether the sessions of this platform's logins may act, and as admin credentials: read by
- * the auth-flow at every session use, one primary-key read, so a deactivation or archive
- * ends them from its commit on. An unknown platform allows nothing.
+ * the auth-flow for its session uses (kept until the change feed announces a registry
+ * change), one primary-key read. An unknown platform allows nothing.
  */
 export async function getPlatformSessionPolicy(
   knex: Knex,

@@ -1017,8 +1017,9 @@ export const GetPlatformResponseSchema: GenMessage<GetPlatformResponse> = /*@__P
   messageDesc(file_registry_v1_registry, 31);
 
 /**
- * What decides whether a session created by this platform's login may act (never cached by
- * callers: it is read at every use, so a state change applies from its commit on).
+ * What decides whether a session created by this platform's login may act. Callers keep it
+ * only in a cache dropped by the registry change feed, so a state change applies as soon as
+ * it is announced.
  *
  * @generated from message registry.v1.GetPlatformSessionPolicyRequest
  */
