@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { JWK } from 'jose';
+import { decodeJwt, SignJWT, type JWK } from 'jose';
 import type {
   Account,
   ClientMetadata,
@@ -11,7 +11,11 @@ import type {
 } from 'oidc-provider';
 import { SearchableMemoryStore } from '@gateway/oidc-memory-store';
 import { createCookieJar, type CookieJar } from './cookie-jar.js';
-import { createTestSigningKey, type TestSigningAlg } from './test-signing-key.js';
+import {
+  createTestSigningKey,
+  type TestSigningAlg,
+  type TestSigningKey,
+} from './test-signing-key.js';
 
 export type TestClient = {
   clientId: string;
@@ -53,6 +57,16 @@ export type TestOpenIdProviderOptions = {
   omitEndSessionEndpoint?: boolean;
   /** jwks_uri answers `{ "keys": [] }`. */
   emptyJwks?: boolean;
+  /**
+   * Rewrites the claims of every ID token the token endpoint issues; the token is signed
+   * again with the provider's own key (a provider that issues wrong ID tokens).
+   */
+  idTokenClaims?: (claims: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * Discovery does not advertise `authorization_response_iss_parameter_supported` (RFC 9207);
+   * authorization responses still carry `iss`.
+   */
+  omitAuthorizationResponseIssSupport?: boolean;
   /**
    * Access tokens of the authorization code grant: 'jwt' (default, signed like the ID token)
    * or 'opaque' (a random handle, as many providers issue when no API is named). The bench
@@ -248,11 +262,19 @@ export async function startTestOpenIdProvider(
   // Post-processing middleware (runs around the provider's routes) for the broken variants.
   provider.use(async (ctx, next) => {
     await next();
+    const { idTokenClaims } = options;
+    if (ctx.method === 'POST' && ctx.path === tokenRoute && idTokenClaims !== undefined) {
+      ctx.body = await withIdTokenClaims(ctx.body, key, idTokenClaims);
+      return;
+    }
     if (ctx.method !== 'GET' || ctx.status !== 200) return;
     if (ctx.path === '/.well-known/openid-configuration') {
       const document = { ...(ctx.body as Record<string, unknown>) };
       if (options.advertisedIssuer !== undefined) document.issuer = options.advertisedIssuer;
       if (options.omitEndSessionEndpoint === true) delete document.end_session_endpoint;
+      if (options.omitAuthorizationResponseIssSupport === true) {
+        delete document.authorization_response_iss_parameter_supported;
+      }
       ctx.body = document;
     } else if (ctx.path === '/jwks' && options.emptyJwks === true) {
       ctx.body = { keys: [] };
@@ -368,6 +390,22 @@ export async function startTestOpenIdProvider(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A token response whose ID token carries `rewrite`'s claims, signed again with `key`. */
+async function withIdTokenClaims(
+  body: unknown,
+  key: TestSigningKey,
+  rewrite: (claims: Record<string, unknown>) => Record<string, unknown>,
+): Promise<unknown> {
+  if (typeof body !== 'object' || body === null) return body;
+  const response = body as Record<string, unknown>;
+  if (typeof response.id_token !== 'string') return body;
+  const claims = decodeJwt(response.id_token) as Record<string, unknown>;
+  const idToken = await new SignJWT(rewrite(claims))
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .sign(key.privateKey);
+  return { ...response, id_token: idToken };
 }
 
 function defaultClients(): TestClient[] {
