@@ -243,6 +243,14 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     { default: '60' },
   ),
   variable(
+    'PLATFORM_AUTH_FAILURE_WINDOW_SECONDS',
+    'platformAuthFailureWindowSeconds',
+    'Window in seconds (1 to 3600) over which each edge counts refused platform credentials ' +
+      'before writing one `platform.authentication_failed` audit record per client id (or ' +
+      'source address) with the count.',
+    { default: '60' },
+  ),
+  variable(
     'RATE_LIMIT_BROWSER_PER_IP',
     'rateLimitBrowserPerIp',
     'Start and callback requests per client IP address and window (0: no limit).',

@@ -117,6 +117,7 @@ export const gatewayEnvSchema = z.object({
     ).default([]),
   ),
   RATE_LIMIT_WINDOW_SECONDS: trimmed(integer(1, 3600).default(60)),
+  PLATFORM_AUTH_FAILURE_WINDOW_SECONDS: trimmed(integer(1, 3600).default(60)),
   RATE_LIMIT_BROWSER_PER_IP: trimmed(integer(0, 1_000_000_000).default(300)),
   RATE_LIMIT_EXCHANGE_PER_CLIENT: trimmed(integer(0, 1_000_000_000).default(600)),
   RATE_LIMIT_INTROSPECT_PER_CLIENT: trimmed(integer(0, 1_000_000_000).default(60_000)),

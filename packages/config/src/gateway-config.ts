@@ -60,6 +60,8 @@ export type GatewayConfig = {
   readonly trustedProxies: readonly string[];
   /** Rate limits: requests per window (0 turns a limit off); see docs/decisions.md. */
   readonly rateLimitWindowSeconds: number;
+  /** Window of the aggregated `platform.authentication_failed` audit records. */
+  readonly platformAuthFailureWindowSeconds: number;
   readonly rateLimitBrowserPerIp: number;
   readonly rateLimitExchangePerClient: number;
   readonly rateLimitIntrospectPerClient: number;
@@ -108,6 +110,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     metricsPort: env.METRICS_PORT,
     trustedProxies: Object.freeze(env.TRUSTED_PROXIES),
     rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
+    platformAuthFailureWindowSeconds: env.PLATFORM_AUTH_FAILURE_WINDOW_SECONDS,
     rateLimitBrowserPerIp: env.RATE_LIMIT_BROWSER_PER_IP,
     rateLimitExchangePerClient: env.RATE_LIMIT_EXCHANGE_PER_CLIENT,
     rateLimitIntrospectPerClient: env.RATE_LIMIT_INTROSPECT_PER_CLIENT,

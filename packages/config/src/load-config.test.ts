@@ -64,6 +64,7 @@ describe('loadConfig defaults', () => {
       otelServiceName: undefined,
       trustedProxies: [],
       rateLimitWindowSeconds: 60,
+      platformAuthFailureWindowSeconds: 60,
       rateLimitBrowserPerIp: 300,
       rateLimitExchangePerClient: 600,
       rateLimitIntrospectPerClient: 60000,

@@ -5,6 +5,7 @@ import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { exercisablePermissions } from './platform-session-policy.js';
+import { createSecurityAudit } from './security-audit.js';
 import { isUuid } from './store/auth-flow-store.js';
 import { isUserActive } from './user-status-watch.js';
 import { findUser, hasRole, PLATFORM_ADMIN, userStatus, type UserRow } from './users.js';
@@ -46,6 +47,7 @@ export function createAccountService(
 ): AccountService {
   const { knex } = deps.db;
   const now = deps.now ?? (() => new Date());
+  const securityAudit = createSecurityAudit(deps.registry, () => now().getTime());
 
   async function requireUser(userId: string): Promise<UserRow> {
     const user = isUuid(userId) ? await findUser(knex, userId) : undefined;
@@ -70,6 +72,7 @@ export function createAccountService(
       // permissions (docs/decisions.md).
       const permissions = await exercisablePermissions(deps.registry, session);
       if (permissions === undefined) throw unauthorized();
+      if (permissions.length > 0) await securityAudit.adminCookieUsed({ ...session, permissions });
       return {
         userId: session.userId,
         sessionId: session.id,

@@ -87,7 +87,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
     async revokePlatformAdmin(request) {
       return { user: await userAdmin.revokePlatformAdmin(request.context, request.userId) };
     },
-    revokeUserSessions: (request) => userAdmin.revokeUserSessions(request.userId),
+    revokeUserSessions: (request) => userAdmin.revokeUserSessions(request.context, request.userId),
     // Spec 5 gatewayCookieAuth on user routes, 2.5 and 4.8.
     authenticateSession: (request) => account.authenticateSession(request.sessionToken),
     async getAccount(request) {

@@ -13,6 +13,7 @@ import {
   verifyIdToken,
 } from './identity-provider-client.js';
 import { onboardingPageUrl } from './onboarding-redirect.js';
+import { createSecurityAudit, type SignInAttempt } from './security-audit.js';
 import type {
   HandoffRecord,
   HandoffSnapshot,
@@ -45,6 +46,7 @@ export type LoginFlow = ReturnType<typeof createLoginFlow>;
 export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentClients) {
   const now = deps.now ?? (() => new Date());
   const { settings, store, keyring } = deps;
+  const audit = createSecurityAudit(deps.registry);
 
   /** Spec 4.1. */
   async function startLogin(request: {
@@ -101,8 +103,9 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
    * `onboarding_platform`, or the error code of a failed callback.
    */
   async function completeLogin(request: CallbackRequest) {
+    const attempt: SignInAttempt = {};
     try {
-      const answer = await runCallback(request);
+      const answer = await runCallback(request, attempt);
       gatewayMetrics.recordSignInOutcome(answer.outcome);
       return {
         redirectUrl: answer.redirectUrl,
@@ -110,19 +113,24 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
         sessionExpiresAt: answer.sessionExpiresAt,
       };
     } catch (error) {
-      gatewayMetrics.recordSignInOutcome(
-        error instanceof GatewayError ? error.code : 'INTERNAL_ERROR',
-      );
+      const code = error instanceof GatewayError ? error.code : 'INTERNAL_ERROR';
+      gatewayMetrics.recordSignInOutcome(code);
+      // Only a callback whose state named a transaction is recorded: unknown states are
+      // free to send and would let anyone fill the audit log.
+      if (attempt.platformKey !== undefined) await audit.signInRefused(attempt, code);
       throw error;
     }
   }
 
-  async function runCallback(request: CallbackRequest) {
+  async function runCallback(request: CallbackRequest, attempt: SignInAttempt) {
     const at = now();
     const transaction = await store.consumeTransaction(hashToken(request.state), at.getTime());
     if (transaction === undefined) {
       throw new GatewayError('NOT_FOUND', 'The login is unknown, expired or already used.');
     }
+    attempt.platformId = transaction.platformId;
+    attempt.platformKey = transaction.platformKey;
+    attempt.environmentKey = transaction.environmentKey;
     // Step 2: the environment captured at start, never the platform's current binding.
     const client = await environments.get(transaction.environmentKey);
     if (!client.active) {
@@ -163,6 +171,7 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
       },
       at,
     );
+    attempt.userId = user.id;
     // Step 5: the bootstrap list only grants, and only for verified deployment logins.
     const email = verified.email?.toLowerCase();
     let admin = platformAdmin;
@@ -254,6 +263,14 @@ export function createLoginFlow(deps: AuthFlowDeps, environments: EnvironmentCli
     if (written === 'conflict') {
       throw new GatewayError('CONFLICT', 'A handoff was already issued for this login.');
     }
+    await audit.signInSucceeded({
+      userId: user.id,
+      sessionId,
+      platformId: transaction.platformId,
+      platformKey: transaction.platformKey,
+      environmentKey: client.environmentKey,
+      outcome: next.outcome,
+    });
     return {
       outcome: next.outcome,
       redirectUrl,

@@ -3,6 +3,7 @@ import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { openIdToken } from './id-token-sealing.js';
+import { createSecurityAudit } from './security-audit.js';
 
 /** Spec 8: the logout `state` is valid for 1 hour. */
 const LOGOUT_STATE_TTL_MS = 60 * 60 * 1000;
@@ -13,6 +14,7 @@ export type LogoutFlow = ReturnType<typeof createLogoutFlow>;
 export function createLogoutFlow(deps: AuthFlowDeps, environments: EnvironmentClients) {
   const now = deps.now ?? (() => new Date());
   const { settings, store, keyring } = deps;
+  const audit = createSecurityAudit(deps.registry);
   const fallbackDestination = () =>
     settings.identityPostLogoutRedirectUri ?? settings.accountCenterUrl ?? `${settings.baseUrl}/`;
 
@@ -28,6 +30,7 @@ export function createLogoutFlow(deps: AuthFlowDeps, environments: EnvironmentCl
     if (request.sessionToken === undefined) return { logoutUrl: null };
     const session = await store.revokeSession(hashToken(request.sessionToken), now().getTime());
     if (session === undefined) return { logoutUrl: null };
+    await audit.logout(session);
     const client = await environments.get(session.environmentKey);
     let destination: string;
     if (session.platformKey !== null) {

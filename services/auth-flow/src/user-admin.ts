@@ -2,6 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { AdminUserSchema, RequestContext } from '@gateway/contracts';
 import { GatewayError, isGatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
+import { createSecurityAudit } from './security-audit.js';
 import { isUuid } from './store/auth-flow-store.js';
 import { PLATFORM_ADMIN, type UserRow } from './users.js';
 
@@ -30,6 +31,7 @@ export type UserAdmin = {
   grantPlatformAdmin(context: RequestContext | undefined, userId: string): Promise<AdminUser>;
   revokePlatformAdmin(context: RequestContext | undefined, userId: string): Promise<AdminUser>;
   revokeUserSessions(
+    context: RequestContext | undefined,
     userId: string,
   ): Promise<{ revokedGatewaySessions: number; identitySessionsRevoked: boolean }>;
 };
@@ -65,6 +67,7 @@ export function createUserAdmin(deps: AuthFlowDeps): UserAdmin {
   const deploymentIssuer = deps.settings.deploymentIssuer;
 
   const isDeployment = (user: UserRow) => user.issuer === deploymentIssuer;
+  const securityAudit = createSecurityAudit(deps.registry);
 
   function toAdminUser(user: UserRow, admin: boolean): AdminUser {
     const lastLoginAt = iso(user.last_login_at);
@@ -195,30 +198,51 @@ export function createUserAdmin(deps: AuthFlowDeps): UserAdmin {
       return toAdminUser(user, false);
     },
 
-    async revokeUserSessions(userId) {
+    async revokeUserSessions(context, userId) {
       const user = await requireUser(userId);
       const revokedGatewaySessions = await deps.store.revokeUserSessions(user.id, now().getTime());
       const details = { revokedGatewaySessions };
-      if (deps.identityService === undefined) {
-        throw new GatewayError(
-          'IDENTITY_SERVICE_NOT_CONFIGURED',
-          'The identity service API is not configured (IDENTITY_SERVICE_URL, IDENTITY_SERVICE_KEY).',
-          { details },
+      let identitySessions = 'unknown';
+      try {
+        const result = await revokeIdentitySessions(user, details);
+        identitySessions = result;
+        return { revokedGatewaySessions, identitySessionsRevoked: result === 'done' };
+      } catch (error) {
+        identitySessions = isGatewayError(error) ? error.code : 'INTERNAL_ERROR';
+        throw error;
+      } finally {
+        // The gateway sessions are gone whatever the identity service answered.
+        await securityAudit.sessionsRevoked(
+          context,
+          { id: user.id, email: user.email, environmentKey: user.environment_key },
+          { revokedGatewaySessions, identitySessions },
         );
       }
-      let result;
-      try {
-        result = await deps.identityService.revokeUserSessions(user.environment_key, user.subject);
-      } catch (error) {
-        if (isGatewayError(error)) {
-          throw new GatewayError(error.code, error.message, {
-            details: { ...error.details, ...details },
-            cause: error,
-          });
-        }
-        throw error;
-      }
-      return { revokedGatewaySessions, identitySessionsRevoked: result === 'done' };
     },
   };
+
+  /** The identity half of a revocation: `done` or `user_not_found`; errors name the gateway half. */
+  async function revokeIdentitySessions(
+    user: UserRow,
+    details: { revokedGatewaySessions: number },
+  ): Promise<string> {
+    if (deps.identityService === undefined) {
+      throw new GatewayError(
+        'IDENTITY_SERVICE_NOT_CONFIGURED',
+        'The identity service API is not configured (IDENTITY_SERVICE_URL, IDENTITY_SERVICE_KEY).',
+        { details },
+      );
+    }
+    try {
+      return await deps.identityService.revokeUserSessions(user.environment_key, user.subject);
+    } catch (error) {
+      if (isGatewayError(error)) {
+        throw new GatewayError(error.code, error.message, {
+          details: { ...error.details, ...details },
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
 }

@@ -7,6 +7,7 @@ import type { Logger } from '@gateway/telemetry';
 import { createAuthentication, type Authentication } from './auth/authentication.js';
 import { createIssuerResolver } from './auth/issuer-resolver.js';
 import { createUserAuthentication } from './auth/user-authentication.js';
+import { createFailedPlatformAuthentications } from './auth/platform-authentication-failures.js';
 import { createPlatformCredentialVerifier } from './http/basic-credentials.js';
 import { createCors, type Cors } from './http/cors.js';
 import { createEdgeServer } from './http/edge-server.js';
@@ -109,6 +110,11 @@ export function createEdgeApp(options: EdgeAppOptions): RequestListener {
     }),
     shedder: createLoadShedder({ maxInFlight: config.overloadMaxInFlight, logger }),
     credentials: createPlatformCredentialVerifier(clients.registry, { feed }),
+    failedPlatformAuthentications: createFailedPlatformAuthentications({
+      registry: clients.registry,
+      logger,
+      windowMs: config.platformAuthFailureWindowSeconds * 1000,
+    }),
     ...createCallerAuthentication(config, clients, feed, cors),
     isAllowedOrigin,
     cookie: { secure: config.production },

@@ -30,13 +30,26 @@ export type AuditKind =
   | 'platform.credential_created'
   | 'platform.credential_rotated'
   | 'platform.credential_previous_secret_revoked'
-  | 'platform.credential_revoked';
+  | 'platform.credential_revoked'
+  | 'platform.authentication_failed'
+  | 'auth.sign_in_succeeded'
+  | 'auth.sign_in_refused'
+  | 'auth.logout'
+  | 'session.revoked'
+  | 'admin.cookie_used';
+
+/**
+ * What a record is about. `platform_client` and `address` name the presenter of refused
+ * platform credentials (a client id, or the source address when no id was readable).
+ */
+export type AuditTargetType =
+  'platform' | 'identity_environment' | 'user' | 'platform_client' | 'address';
 
 export type AuditEntry = {
   kind: AuditKind;
   actor: AuditActor;
   requestId: string;
-  target: { type: 'platform' | 'identity_environment' | 'user'; id: string; key: string };
+  target: { type: AuditTargetType; id: string; key: string };
   details?: JsonObject;
 };
 
@@ -55,11 +68,15 @@ export type AuditRecordRow = {
 const table = 'registry.audit_records';
 
 /**
- * Appends an audit record. Always called with the transaction of the change it records,
- * so a change and its record commit or roll back together. Records are never updated.
- * Details hold identifiers and outcomes only, never secrets.
+ * Appends an audit record. Called with the transaction of the change it records, so a change
+ * and its record commit or roll back together; an event of another service (a sign-in, a
+ * logout) is one insert on its own. Records are never updated. Details hold identifiers and
+ * outcomes only, never secrets.
  */
-export async function appendAuditRecord(trx: Knex.Transaction, entry: AuditEntry): Promise<void> {
+export async function appendAuditRecord(
+  trx: Knex | Knex.Transaction,
+  entry: AuditEntry,
+): Promise<void> {
   await trx(table).insert({
     id: randomUUID(),
     kind: entry.kind,

@@ -3,7 +3,12 @@ import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import { RegistryService } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
-import { appendAuditRecord, listAuditRecords, type AuditKind } from './audit-log.js';
+import {
+  appendAuditRecord,
+  listAuditRecords,
+  type AuditKind,
+  type AuditTargetType,
+} from './audit-log.js';
 import { createLastUsedRecorder, verifyCredential, type CredentialKind } from './credentials.js';
 import {
   createEnvironment,
@@ -47,7 +52,15 @@ const externallyRecordedKinds = new Set<string>([
   'user_role.bootstrapped',
   'user_role.granted',
   'user_role.revoked',
+  'auth.sign_in_succeeded',
+  'auth.sign_in_refused',
+  'auth.logout',
+  'session.revoked',
+  'admin.cookie_used',
+  'platform.authentication_failed',
 ]);
+
+const externalTargetTypes = new Set<string>(['platform', 'user', 'platform_client', 'address']);
 
 const tiers = new Set<string>(['development', 'staging', 'production']);
 const modes = new Set<string>(['none', 'platform', 'central']);
@@ -361,19 +374,19 @@ export function createRegistryServiceImpl(
           `Audit kind ${request.kind} is recorded by the registry itself.`,
         );
       }
-      const context = changeContextOf(request.context);
-      await deps.db.knex.transaction((trx) =>
-        appendAuditRecord(trx, {
-          kind: request.kind as AuditKind,
-          ...context,
-          target: {
-            type: request.targetType === 'user' ? 'user' : 'platform',
-            id: request.targetId,
-            key: request.targetKey,
-          },
-          details: request.details ?? {},
-        }),
-      );
+      // One insert, no transaction of its own: sign-ins and logouts record through here.
+      await appendAuditRecord(deps.db.knex, {
+        kind: request.kind as AuditKind,
+        ...changeContextOf(request.context),
+        target: {
+          type: externalTargetTypes.has(request.targetType)
+            ? (request.targetType as AuditTargetType)
+            : 'platform',
+          id: request.targetId,
+          key: request.targetKey,
+        },
+        details: request.details ?? {},
+      });
       return {};
     },
     async getCorsOrigins() {

@@ -3,6 +3,10 @@ import { parse as parseQueryString } from 'node:querystring';
 import { fromConnectError, GatewayError } from '@gateway/errors';
 import type { Logger } from '@gateway/telemetry';
 import type { Authentication } from '../auth/authentication.js';
+import {
+  presentedClientIdOf,
+  type FailedPlatformAuthentications,
+} from '../auth/platform-authentication-failures.js';
 import type { UserAuthentication } from '../auth/user-authentication.js';
 import {
   basicChallengeFor,
@@ -51,6 +55,8 @@ export type OperationRunnerOptions = {
   /** Bounds the sheddable operations in flight. */
   shedder: LoadShedder;
   credentials: PlatformCredentialVerifier;
+  /** Counts refused platform credentials for the audit log (platform-authentication-failures.ts). */
+  failedPlatformAuthentications?: FailedPlatformAuthentications;
   authentication: Authentication;
   userAuthentication: UserAuthentication;
   /** The CORS allowlist (spec 2.15), which is also the cookie-write Origin allowlist (5). */
@@ -150,7 +156,12 @@ async function authenticate(
     case 'public':
       return undefined;
     case 'platform':
-      return verifyPlatformCaller(options.credentials, req, res, auth.accept);
+      return verifyPlatformCaller(options.credentials, req, res, auth.accept, () =>
+        options.failedPlatformAuthentications?.recordFailedPlatformAuthentication({
+          clientId: presentedClientIdOf(req.headers.authorization),
+          address: options.clientAddress(req),
+        }),
+      );
     case 'admin':
       return options.authentication.requirePermission(req, res, auth.permission);
     case 'platform-schema':
@@ -170,6 +181,7 @@ async function verifyPlatformCaller(
   req: IncomingMessage,
   res: ServerResponse,
   accept: readonly PlatformCredentialKind[],
+  onRefused: () => void,
 ): Promise<PlatformCaller> {
   let caller: PlatformCaller;
   try {
@@ -177,7 +189,10 @@ async function verifyPlatformCaller(
   } catch (error) {
     const failure = fromConnectError(error);
     const challenge = basicChallengeFor(failure);
-    if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
+    if (challenge !== undefined) {
+      onRefused();
+      res.setHeader('WWW-Authenticate', challenge);
+    }
     throw failure;
   }
   requireCredentialKind(caller, accept);

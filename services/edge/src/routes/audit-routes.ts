@@ -3,7 +3,7 @@ import { adminErrorResponses, json } from './openapi-responses.js';
 import { toAuditRecordJson } from './registry-mappers.js';
 import { AuditRecordListJson, ListAuditRecordsQuery } from './registry-schemas.js';
 
-/** Audit records of registry and role changes (spec 2.15), newest first. */
+/** Audit records of registry and role changes (spec 2.15) and security events, newest first. */
 const listAuditRecords = defineOperation({
   auth: { kind: 'admin', permission: 'platforms:admin' },
   response: { kind: 'json', status: 200 },
@@ -11,7 +11,9 @@ const listAuditRecords = defineOperation({
   method: 'get',
   path: '/v1/audit-records',
   summary: 'List audit records, newest first.',
-  description: 'Filter by `kind` and `targetKey` (a platform or environment key).',
+  description:
+    "Filter by `kind` and `targetKey`: a platform or environment key, a user's e-mail, or " +
+    'for `platform.authentication_failed` the presented client id or the source address.',
   tags: ['Audit'],
   query: ListAuditRecordsQuery,
   responses: {

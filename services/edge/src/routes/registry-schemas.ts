@@ -43,9 +43,39 @@ export const ListPlatformsQuery = z
   })
   .strict();
 
+/** Every kind of audit record (docs/operations.md, Security events, for the login ones). */
+export const AUDIT_RECORD_KINDS = [
+  'user_role.bootstrapped',
+  'user_role.granted',
+  'user_role.revoked',
+  'identity_environment.created',
+  'identity_environment.updated',
+  'identity_environment.deactivated',
+  'identity_environment.activated',
+  'platform.created',
+  'platform.updated',
+  'platform.environment_changed',
+  'platform.deactivated',
+  'platform.activated',
+  'platform.archived',
+  'platform.restored',
+  'platform.credential_created',
+  'platform.credential_rotated',
+  'platform.credential_previous_secret_revoked',
+  'platform.credential_revoked',
+  'platform.authentication_failed',
+  'auth.sign_in_succeeded',
+  'auth.sign_in_refused',
+  'auth.logout',
+  'session.revoked',
+  'admin.cookie_used',
+] as const;
+
+const auditRecordKind = z.enum(AUDIT_RECORD_KINDS);
+
 export const ListAuditRecordsQuery = z
   .object({
-    kind: z.string().min(1).max(100).optional(),
+    kind: auditRecordKind.optional(),
     targetKey: z.string().min(1).max(100).optional(),
     page: z.coerce.number().int().min(1).max(1_000_000).default(1),
     pageSize: z.coerce.number().int().min(1).max(100).default(25),
@@ -306,7 +336,7 @@ export const ValidationReportJson = z
 export const AuditRecordJson = z
   .object({
     id: z.string(),
-    kind: z.string(),
+    kind: z.string().describe(`One of: ${AUDIT_RECORD_KINDS.join(', ')}.`),
     actor: z.object({
       kind: z.enum(['machine', 'user', 'system']),
       subject: z.string().nullable(),

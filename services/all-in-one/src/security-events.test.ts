@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLogger } from '@gateway/telemetry';
+import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
+import { loginSteps, sessionCookieOf, type IssuedKey } from './testing/login-steps.js';
+
+// Security events in the audit log (docs/operations.md, Security events), over real HTTP:
+// the whole gateway on PostgreSQL with a real OpenID Provider, records read back through
+// GET /v1/audit-records as an admin would.
+
+type AuditRecord = {
+  kind: string;
+  actor: { kind: string; subject: string | null; clientId: string | null };
+  targetType: string;
+  targetKey: string;
+  details: Record<string, unknown>;
+};
+
+const FLUSH_LINE = 'platform authentication failures recorded';
+let flushed: Promise<void>;
+let t: GatewayUnderTest;
+let shopKey: IssuedKey;
+
+async function auditRecords(kind: string): Promise<AuditRecord[]> {
+  const answer = await t.call('GET', `/v1/audit-records?kind=${kind}&pageSize=100`);
+  expect(answer.status).toBe(200);
+  return answer.body.items as unknown as AuditRecord[];
+}
+
+beforeAll(async () => {
+  let onFlush: () => void = () => undefined;
+  flushed = new Promise((resolve) => (onFlush = resolve));
+  const logger = createLogger({
+    service: 'gateway',
+    level: 'info',
+    destination: { write: (line: string) => void (line.includes(FLUSH_LINE) && onFlush()) },
+  });
+  t = await startGatewayUnderTest({ PLATFORM_AUTH_FAILURE_WINDOW_SECONDS: '3' }, {}, { logger });
+  const platform = await t.call('POST', '/v1/platforms', {
+    body: {
+      platformKey: 'SHOP',
+      displayName: 'Shop',
+      redirectPairs: [
+        {
+          label: 'web',
+          returnUrl: 'http://localhost:3000/',
+          callbackUrl: 'http://localhost:3000/auth/callback',
+          isDefault: true,
+        },
+      ],
+    },
+  });
+  expect(platform.status).toBe(201);
+  shopKey = (platform.body.credentials as IssuedKey[])[0] as IssuedKey;
+}, 60_000);
+
+afterAll(async () => {
+  await t.close();
+});
+
+describe('sign-in, logout and revocation records', () => {
+  it('records a sign-in with its user, session, platform and environment, and no token', async () => {
+    const { landed } = await loginSteps(t).signIn(t.provider, 'SHOP', '/');
+    expect(landed.status).toBe(302);
+    const { token } = sessionCookieOf(landed.headers);
+
+    const [record] = await auditRecords('auth.sign_in_succeeded');
+    expect(record).toMatchObject({
+      targetType: 'platform',
+      targetKey: 'SHOP',
+      actor: { kind: 'user' },
+      details: { environmentKey: 'PROD', next: 'handoff' },
+    });
+    expect(record?.details.userId).toEqual(record?.actor.subject);
+    expect(record?.details.sessionId).toEqual(expect.any(String));
+    expect(JSON.stringify(record)).not.toContain(token);
+  });
+
+  it('records a refused callback with its error code', async () => {
+    const steps = loginSteps(t);
+    const start = await steps.browserGet(
+      `/v1/auth/start?platformKey=SHOP&returnTo=${encodeURIComponent('/')}`,
+    );
+    const state = new URL(start.location ?? '').searchParams.get('state') ?? '';
+    // A code the provider never issued: the exchange at its token endpoint fails.
+    const landed = await steps.browserGet(
+      `/v1/auth/callback?code=made-up-code&state=${encodeURIComponent(state)}`,
+    );
+    expect(landed.status).toBeGreaterThanOrEqual(400);
+    const refusal = JSON.parse(landed.text) as { code: string };
+
+    const records = await auditRecords('auth.sign_in_refused');
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({
+      targetKey: 'SHOP',
+      details: { errorCode: refusal.code, environmentKey: 'PROD' },
+    });
+    expect(JSON.stringify(records)).not.toContain('made-up-code');
+  });
+
+  it('records no refusal for a state that names no login', async () => {
+    const landed = await loginSteps(t).browserGet('/v1/auth/callback?code=x&state=unknown-state');
+    expect(landed.status).toBe(404);
+    expect(await auditRecords('auth.sign_in_refused')).toHaveLength(1);
+  });
+
+  it('records a logout with its session and user', async () => {
+    const { landed } = await loginSteps(t).signIn(t.provider, 'SHOP', '/');
+    const { token } = sessionCookieOf(landed.headers);
+    const [signIn] = await auditRecords('auth.sign_in_succeeded');
+
+    const answer = await t.call('POST', '/v1/auth/logout', {
+      token: null,
+      headers: {
+        cookie: `svc_auth_session=${encodeURIComponent(token)}`,
+        origin: 'http://localhost:3000',
+      },
+    });
+    expect(answer.status).toBe(200);
+
+    const [record] = await auditRecords('auth.logout');
+    expect(record).toMatchObject({
+      targetKey: 'SHOP',
+      details: { sessionId: signIn?.details.sessionId, userId: signIn?.details.userId },
+    });
+  });
+
+  it('records an admin revocation naming the admin, the user and the count', async () => {
+    await loginSteps(t).signIn(t.provider, 'SHOP', '/');
+    const [signIn] = await auditRecords('auth.sign_in_succeeded');
+    const userId = String(signIn?.details.userId);
+
+    // No identity service API is configured here: the gateway sessions go, the answer is 503.
+    const answer = await t.call('POST', `/v1/admin/users/${userId}/sessions/revoke`);
+    // The sessions of the first sign-in and of this one.
+    expect(answer.body.details).toMatchObject({ revokedGatewaySessions: 2 });
+
+    const [record] = await auditRecords('session.revoked');
+    expect(record).toMatchObject({
+      actor: { kind: 'machine' },
+      targetType: 'user',
+      targetId: userId,
+      details: { revokedGatewaySessions: 2, identitySessions: answer.body.code },
+    });
+    expect(record?.actor.clientId).not.toBe('');
+    expect(record?.actor.clientId).not.toBeNull();
+  });
+});
+
+describe('refused platform credentials', () => {
+  it('writes one aggregated record per client id and window, with the count', async () => {
+    const wrong = { ...shopKey, clientSecret: 'gws_not-the-secret' };
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => loginSteps(t).introspect(wrong, 'any-token')),
+    );
+    expect(answers.every((answer) => answer.status === 401)).toBe(true);
+
+    await flushed;
+
+    const records = await auditRecords('platform.authentication_failed');
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({
+      targetType: 'platform_client',
+      targetKey: shopKey.clientId,
+      details: { count: 50 },
+    });
+    expect(JSON.stringify(records)).not.toContain('gws_not-the-secret');
+  });
+});

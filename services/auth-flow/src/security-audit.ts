@@ -1,0 +1,167 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { Client } from '@connectrpc/connect';
+import type {
+  AppendAuditRecordRequestSchema,
+  RegistryService,
+  RequestContext,
+} from '@gateway/contracts';
+
+type AuditRequest = MessageInitShape<typeof AppendAuditRecordRequestSchema>;
+type Registry = Pick<Client<typeof RegistryService>, 'appendAuditRecord'>;
+
+const ADMIN_COOKIE_WINDOW_MS = 60 * 60 * 1000;
+const ADMIN_COOKIE_SESSIONS_KEPT = 10_000;
+
+/** What a callback had learnt when it ended: the transaction's platform, then the user. */
+export type SignInAttempt = {
+  platformId?: string;
+  platformKey?: string;
+  environmentKey?: string;
+  userId?: string;
+};
+
+/**
+ * Security events of the login flow, written to the registry's audit log (docs/operations.md,
+ * Security events). Each is one insert through AppendAuditRecord; the session and
+ * transaction live in the auth-flow store, so no transaction spans both. Details carry
+ * identifiers and outcomes, never a token, code or secret.
+ */
+export function createSecurityAudit(registry: Registry, now: () => number = Date.now) {
+  const append = async (request: AuditRequest): Promise<void> => {
+    await registry.appendAuditRecord(request);
+  };
+  const adminCookieUses = new Map<string, number>();
+
+  return {
+    /** Awaited: a sign-in is answered only once its record is written. */
+    signInSucceeded(event: {
+      userId: string;
+      sessionId: string;
+      platformId: string;
+      platformKey: string;
+      environmentKey: string;
+      outcome: string;
+    }): Promise<void> {
+      return append({
+        context: { actor: { kind: 'user', subject: event.userId } },
+        kind: 'auth.sign_in_succeeded',
+        targetType: 'platform',
+        targetId: event.platformId,
+        targetKey: event.platformKey,
+        details: {
+          userId: event.userId,
+          sessionId: event.sessionId,
+          environmentKey: event.environmentKey,
+          next: event.outcome,
+        },
+      });
+    },
+
+    /**
+     * A callback refused after its `state` named a live transaction: at most one record per
+     * started login, since the transaction is consumed first. A failure to record does not
+     * replace the refusal the browser gets.
+     */
+    async signInRefused(attempt: SignInAttempt, errorCode: string): Promise<void> {
+      try {
+        await append({
+          context: {
+            actor:
+              attempt.userId === undefined
+                ? { kind: 'system', subject: 'auth-flow' }
+                : { kind: 'user', subject: attempt.userId },
+          },
+          kind: 'auth.sign_in_refused',
+          targetType: 'platform',
+          targetId: attempt.platformId ?? '',
+          targetKey: attempt.platformKey ?? '',
+          details: {
+            errorCode,
+            environmentKey: attempt.environmentKey ?? '',
+            ...(attempt.userId === undefined ? {} : { userId: attempt.userId }),
+          },
+        });
+      } catch {
+        // The refusal itself is counted in gateway.signin.outcomes either way.
+      }
+    },
+
+    logout(session: {
+      id: string;
+      userId: string;
+      platformKey: string | null;
+      environmentKey: string;
+    }): Promise<void> {
+      return append({
+        context: { actor: { kind: 'user', subject: session.userId } },
+        kind: 'auth.logout',
+        targetType: 'platform',
+        targetId: '',
+        targetKey: session.platformKey ?? '',
+        details: {
+          userId: session.userId,
+          sessionId: session.id,
+          environmentKey: session.environmentKey,
+        },
+      });
+    },
+
+    /**
+     * A cookie session carrying admin permissions (those of an admin console's login) was
+     * authenticated. Recorded at most once per session and hour by this process, so a
+     * console's many calls do not each add a row; the map is bounded, oldest first out.
+     */
+    async adminCookieUsed(session: {
+      id: string;
+      userId: string;
+      platformKey: string | null;
+      environmentKey: string;
+      permissions: readonly string[];
+    }): Promise<void> {
+      const at = now();
+      const last = adminCookieUses.get(session.id);
+      if (last !== undefined && at - last < ADMIN_COOKIE_WINDOW_MS) return;
+      adminCookieUses.delete(session.id);
+      adminCookieUses.set(session.id, at);
+      if (adminCookieUses.size > ADMIN_COOKIE_SESSIONS_KEPT) {
+        const oldest = adminCookieUses.keys().next().value;
+        if (oldest !== undefined) adminCookieUses.delete(oldest);
+      }
+      await append({
+        context: { actor: { kind: 'user', subject: session.userId } },
+        kind: 'admin.cookie_used',
+        targetType: 'platform',
+        targetId: '',
+        targetKey: session.platformKey ?? '',
+        details: {
+          userId: session.userId,
+          sessionId: session.id,
+          environmentKey: session.environmentKey,
+          permissions: [...session.permissions],
+        },
+      });
+    },
+
+    /** The admin revocation of one user's sessions (spec 4.15), naming the admin. */
+    sessionsRevoked(
+      context: RequestContext | undefined,
+      user: { id: string; email: string; environmentKey: string },
+      outcome: { revokedGatewaySessions: number; identitySessions: string },
+    ): Promise<void> {
+      return append({
+        ...(context === undefined ? {} : { context }),
+        kind: 'session.revoked',
+        targetType: 'user',
+        targetId: user.id,
+        targetKey: user.email,
+        details: {
+          environmentKey: user.environmentKey,
+          revokedGatewaySessions: outcome.revokedGatewaySessions,
+          identitySessions: outcome.identitySessions,
+        },
+      });
+    },
+  };
+}
+
+export type SecurityAudit = ReturnType<typeof createSecurityAudit>;

@@ -1,0 +1,124 @@
+import type { Client } from '@connectrpc/connect';
+import type { RegistryService } from '@gateway/contracts';
+import type { Logger } from '@gateway/telemetry';
+import { parseBasicCredentials } from '../http/basic-credentials.js';
+
+/** Who presented refused platform credentials: the client id when one was readable. */
+export type FailedPlatformAuthentication = { clientId: string | undefined; address: string };
+
+export type FailedPlatformAuthentications = {
+  /** Counts one refusal; cheap and synchronous, whatever the rate. */
+  recordFailedPlatformAuthentication(failure: FailedPlatformAuthentication): void;
+  /** Writes what is counted now (also done by the window's timer). */
+  flush(): Promise<void>;
+};
+
+type Tally = {
+  targetType: 'platform_client' | 'address';
+  key: string;
+  count: number;
+  addresses: Set<string>;
+};
+
+const ADDRESSES_KEPT_PER_KEY = 5;
+
+/** The client id of a Basic header, whatever its secret; undefined when none is readable. */
+export function presentedClientIdOf(authorization: string | undefined): string | undefined {
+  try {
+    return parseBasicCredentials(authorization).clientId;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refused platform Basic credentials, aggregated for the audit log: one
+ * `platform.authentication_failed` record per client id (or per source address when no id
+ * was readable) and window, carrying the count. Counting is in memory per edge process; a
+ * window opens with its first refusal and is written when it closes, so an idle edge runs
+ * no timer. At most `maxKeys` keys are counted per window; refusals beyond them go to one
+ * overflow record, so a flood of made-up client ids costs bounded memory and at most
+ * `maxKeys + 1` records per window. A process that stops loses its open window.
+ */
+export function createFailedPlatformAuthentications(options: {
+  registry: Pick<Client<typeof RegistryService>, 'appendAuditRecord'>;
+  logger: Logger;
+  windowMs: number;
+  maxKeys?: number;
+}): FailedPlatformAuthentications {
+  const maxKeys = options.maxKeys ?? 200;
+  let tallies = new Map<string, Tally>();
+  let overflow = 0;
+  let windowStart = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  function tallyOf(failure: FailedPlatformAuthentication): Tally | undefined {
+    const targetType = failure.clientId === undefined ? 'address' : 'platform_client';
+    const key = failure.clientId ?? failure.address;
+    const id = `${targetType}:${key}`;
+    let tally = tallies.get(id);
+    if (tally === undefined && tallies.size < maxKeys) {
+      tally = { targetType, key, count: 0, addresses: new Set() };
+      tallies.set(id, tally);
+    }
+    return tally;
+  }
+
+  async function flush(): Promise<void> {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    const written = [...tallies.values()];
+    const overflowed = overflow;
+    const window = { from: new Date(windowStart).toISOString(), to: new Date().toISOString() };
+    tallies = new Map();
+    overflow = 0;
+    if (overflowed > 0) {
+      written.push({ targetType: 'address', key: '*', count: overflowed, addresses: new Set() });
+    }
+    if (written.length === 0) return;
+    try {
+      for (const tally of written) await append(tally, window);
+      options.logger.info(
+        { records: written.length, refusals: written.reduce((sum, t) => sum + t.count, 0) },
+        'platform authentication failures recorded',
+      );
+    } catch (error) {
+      options.logger.warn({ err: error }, 'platform authentication failures not recorded');
+    }
+  }
+
+  function append(tally: Tally, window: { from: string; to: string }): Promise<unknown> {
+    return options.registry.appendAuditRecord({
+      context: { actor: { kind: 'system', subject: 'edge' } },
+      kind: 'platform.authentication_failed',
+      targetType: tally.targetType,
+      targetId: '',
+      targetKey: tally.key,
+      details: {
+        count: tally.count,
+        windowStart: window.from,
+        windowEnd: window.to,
+        addresses: [...tally.addresses],
+        ...(tally.key === '*' ? { overflow: true } : {}),
+      },
+    });
+  }
+
+  return {
+    recordFailedPlatformAuthentication(failure) {
+      if (timer === undefined) {
+        windowStart = Date.now();
+        timer = setTimeout(() => void flush(), options.windowMs);
+        timer.unref();
+      }
+      const tally = tallyOf(failure);
+      if (tally === undefined) {
+        overflow += 1;
+        return;
+      }
+      tally.count += 1;
+      if (tally.addresses.size < ADDRESSES_KEPT_PER_KEY) tally.addresses.add(failure.address);
+    },
+    flush,
+  };
+}
