@@ -233,9 +233,12 @@ describe('the demo platform in Chromium', () => {
       // The platform refused before exchanging: the code is still redeemable, once.
       const first = await exchangeWithDemoKey(code);
       expect(first.status).toBe(200);
-      expect(((await first.json()) as { user: { email: string } }).user.email).toBe(
-        'alice@example.com',
-      );
+      const answer = (await first.json()) as {
+        platform: { key: string };
+        user: { issuer: string };
+      };
+      expect(answer.platform.key).toBe('DEMO');
+      expect(answer.user.issuer).toBe(`${gateway}/api/auth/env/PROD`);
       expect((await exchangeWithDemoKey(code)).status).toBe(404);
     });
   });
@@ -261,9 +264,10 @@ const readSecrets = () => embedded.secrets();
 
 /** The server-to-server exchange with the demo platform's BFF key, as its backend sends it. */
 async function exchangeWithDemoKey(code: string): Promise<Response> {
-  const key = JSON.parse(
-    await readFile(join(embedded.dataDir, 'demo-platform.json'), 'utf8'),
-  ) as { clientId: string; clientSecret: string };
+  const key = JSON.parse(await readFile(join(embedded.dataDir, 'demo-platform.json'), 'utf8')) as {
+    clientId: string;
+    clientSecret: string;
+  };
   return fetch(`${gateway}/v1/auth/exchange`, {
     method: 'POST',
     headers: {
