@@ -11,6 +11,7 @@ import {
   type TcpProxy,
   type TestDatabase,
   type TestRedis,
+  waitFor,
 } from '@gateway/testkit';
 import type { Redis } from 'ioredis';
 import { startGateway, type RunningGateway } from './gateway-runtime.js';
@@ -135,12 +136,11 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
       await redisProxy.restore();
     }
     // ioredis reconnects in the background with a short back-off.
-    let status = 0;
-    for (let attempt = 0; attempt < 20 && status !== 200; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      status = (await get(gateway, '/health/ready')).status;
-    }
-    expect(status).toBe(200);
+    await waitFor(async () => (await get(gateway, '/health/ready')).status === 200, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'readiness once Redis is back',
+    });
   });
 
   it('serves an OpenAPI 3.1 document that a validator accepts, with every operationId', async () => {
