@@ -583,6 +583,7 @@ describe('responses in the JSON of spec 2.1-2.4', () => {
     status: 'active',
     requirementVersion: 3,
     centralOnboardingEnabled: false,
+    adminConsole: false,
     platformOnboardingPath: null,
     defaultOnboardingMode: 'platform',
     credentialsConfigured: true,
