@@ -1,13 +1,15 @@
-// The two ways a caller reaches a service (createServiceTransport): one implementation with
-// the services' own interceptors, called through Connect's router transport in process and
-// over HTTP/2 (startServiceServer), must answer alike.
+// The ways a caller reaches a service: one implementation with the services' own
+// interceptors, called over HTTP/2 (startServiceServer), through Connect's router transport
+// (createServiceTransport) and directly (createDirectClient), must answer alike.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { isMessage, toJson } from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
   createClient,
+  type Client,
   type ConnectRouter,
+  type ServiceImpl,
   type Transport,
 } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
@@ -20,6 +22,7 @@ import {
 import { GatewayError, fromConnectError } from '@gateway/errors';
 import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
 import { createMemoryLog, createMemorySpans, waitForSpans } from '@gateway/telemetry/testing';
+import { createDirectClient } from './direct-client.js';
 import { createHealthRoutes } from './health-service.js';
 import { combineRoutes, createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
 import { startServiceServer, type ServiceServer } from './service-server.js';
@@ -48,32 +51,33 @@ const seenHeaders: Headers[] = [];
 
 /**
  * A small registry: GetIdentityEnvironment only (the other methods are left out on purpose),
- * failing as services fail, plus the real Health service.
+ * failing as services fail.
  */
-const routes: ServiceRoutes = combineRoutes(
-  (router: ConnectRouter) => {
-    router.service(RegistryService, {
-      async getIdentityEnvironment(request, context) {
-        seenHeaders.push(context.requestHeader);
-        context.responseHeader.set('x-served-by', 'test-registry');
-        switch (request.environmentKey) {
-          case 'INACTIVE':
-            throw new GatewayError(
-              'IDENTITY_ENVIRONMENT_INACTIVE',
-              'Identity environment is inactive.',
-              { details: INACTIVE_DETAILS },
-            );
-          case 'BUG':
-            throw new Error('connection string postgres://user:hunter2@db/x broke');
-          case 'SLOW':
-            await slowGate.promise;
-            break;
-        }
-        // A partial init object, as implementations return them: most fields left out.
-        return { environment: { environmentKey: request.environmentKey, displayName: 'Staging' } };
-      },
-    });
+const registryImpl: Partial<ServiceImpl<typeof RegistryService>> = {
+  async getIdentityEnvironment(request, context) {
+    seenHeaders.push(context.requestHeader);
+    context.responseHeader.set('x-served-by', 'test-registry');
+    switch (request.environmentKey) {
+      case 'INACTIVE':
+        throw new GatewayError(
+          'IDENTITY_ENVIRONMENT_INACTIVE',
+          'Identity environment is inactive.',
+          { details: INACTIVE_DETAILS },
+        );
+      case 'BUG':
+        throw new Error('connection string postgres://user:hunter2@db/x broke');
+      case 'SLOW':
+        await slowGate.promise;
+        break;
+    }
+    // A partial init object, as implementations return them: most fields left out.
+    return { environment: { environmentKey: request.environmentKey, displayName: 'Staging' } };
   },
+};
+
+/** The registry's routes, with the real Health service next to it. */
+const routes: ServiceRoutes = combineRoutes(
+  (router: ConnectRouter) => router.service(RegistryService, registryImpl),
   createHealthRoutes({
     serviceName: 'registry.v1.RegistryService',
     probes: [],
@@ -87,17 +91,27 @@ const spans = createMemorySpans();
 
 const TIMEOUT_MS = 10_000;
 let server: ServiceServer;
-const modes = ['in-process', 'remote'] as const;
+const modes = ['in-process', 'direct', 'remote'] as const;
 type Mode = (typeof modes)[number];
 
-/** The two ways a caller reaches the service, as createServiceTransport builds them. */
-function transportFor(mode: Mode, timeoutMs = TIMEOUT_MS): Transport {
+/** The transport of a mode other than `direct`, as createServiceTransport builds it. */
+function transportFor(mode: Exclude<Mode, 'direct'>, timeoutMs = TIMEOUT_MS): Transport {
   return mode === 'remote'
     ? createServiceTransport({ kind: 'remote', baseUrl: server.url }, { timeoutMs })
     : createServiceTransport(
         { kind: 'in-process', routes, serverInterceptors: createServiceInterceptors(logger) },
         { timeoutMs },
       );
+}
+
+/** The registry's client in each of the ways a caller reaches it. */
+function registryClient(mode: Mode, timeoutMs = TIMEOUT_MS): Client<typeof RegistryService> {
+  return mode === 'direct'
+    ? createDirectClient(RegistryService, registryImpl, {
+        serverInterceptors: createServiceInterceptors(logger),
+        timeoutMs,
+      })
+    : createClient(RegistryService, transportFor(mode, timeoutMs));
 }
 
 const failureOf = (call: Promise<unknown>) =>
@@ -125,7 +139,7 @@ beforeEach(() => {
 
 describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) => {
   it('answers with the proto3 defaults filled in when the implementation returns a partial object', async () => {
-    const client = createClient(RegistryService, transportFor(mode));
+    const client = registryClient(mode);
     const answer = await client.getIdentityEnvironment({ environmentKey: 'STAGING' });
     expect(isMessage(answer, GetIdentityEnvironmentResponseSchema)).toBe(true);
     expect(answer.environment).toMatchObject({
@@ -141,7 +155,7 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   });
 
   it('passes a GatewayError to the caller with its spec code, message and details', async () => {
-    const client = createClient(RegistryService, transportFor(mode));
+    const client = registryClient(mode);
     const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'INACTIVE' }));
     expect(failure).toBeInstanceOf(ConnectError);
     expect((failure as ConnectError).code).toBe(Code.FailedPrecondition);
@@ -155,7 +169,7 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   });
 
   it('turns an unexpected Error into INTERNAL_ERROR without its message, and logs it', async () => {
-    const client = createClient(RegistryService, transportFor(mode));
+    const client = registryClient(mode);
     const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'BUG' }));
     expect((failure as ConnectError).code).toBe(Code.Internal);
     expect((failure as ConnectError).message).not.toContain('hunter2');
@@ -171,7 +185,7 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   it('answers DeadlineExceeded (SERVICE_UNAVAILABLE) when the implementation is slower than timeoutMs', async () => {
     slowGate = deferred();
     try {
-      const client = createClient(RegistryService, transportFor(mode, 100));
+      const client = registryClient(mode, 100);
       // The implementation is held until the test ends: only the deadline ends the call.
       const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'SLOW' }));
       expect((failure as ConnectError).code).toBe(Code.DeadlineExceeded);
@@ -186,7 +200,7 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   it("ends the caller's CLIENT span as deadline_exceeded when the deadline passes", async () => {
     slowGate = deferred();
     try {
-      const client = createClient(RegistryService, transportFor(mode, 100));
+      const client = registryClient(mode, 100);
       await failureOf(client.getIdentityEnvironment({ environmentKey: 'SLOW' }));
       // Judged as things stand when the caller got its answer (the implementation is still
       // held): the client interceptor's span (the one naming the server it called) has ended
@@ -203,7 +217,7 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   it('passes a per-call timeoutMs over the transport default', async () => {
     slowGate = deferred();
     try {
-      const client = createClient(RegistryService, transportFor(mode, 60_000));
+      const client = registryClient(mode, 60_000);
       const failure = await failureOf(
         client.getIdentityEnvironment({ environmentKey: 'SLOW' }, { timeoutMs: 100 }),
       );
@@ -214,7 +228,7 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   });
 
   it('gives the handler the caller headers and the caller the response headers', async () => {
-    const client = createClient(RegistryService, transportFor(mode));
+    const client = registryClient(mode);
     let responseHeader: Headers | undefined;
     await client.getIdentityEnvironment(
       { environmentKey: 'STAGING' },
@@ -227,12 +241,14 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   });
 
   it('answers Unimplemented for a method the implementation left out', async () => {
-    const client = createClient(RegistryService, transportFor(mode));
+    const client = registryClient(mode);
     const failure = await failureOf(client.listIdentityEnvironments({}));
     expect((failure as ConnectError).code).toBe(Code.Unimplemented);
     expect(fromConnectError(failure).code).toBe('INTERNAL_ERROR');
   });
+});
 
+describe.each(['in-process', 'remote'] as const)('a transport (%s)', (mode) => {
   it('answers Unimplemented for a service that is not served at all', async () => {
     // Routes that serve Health only, as if the caller were pointed at the wrong service.
     const healthOnly: ServiceRoutes = (router) => router.service(Health, {});
@@ -267,14 +283,14 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   });
 });
 
-describe('in process and over HTTP/2 agree', () => {
+describe('directly, in process and over HTTP/2 agree', () => {
   it.each([
     ['an answer', 'STAGING'],
     ['a GatewayError', 'INACTIVE'],
     ['an unexpected Error', 'BUG'],
   ])('on %s', async (_what, environmentKey) => {
     const outcome = async (mode: Mode) => {
-      const client = createClient(RegistryService, transportFor(mode));
+      const client = registryClient(mode);
       try {
         const answer = await client.getIdentityEnvironment({ environmentKey });
         return {
@@ -286,7 +302,71 @@ describe('in process and over HTTP/2 agree', () => {
         return { code: (error as ConnectError).code, body: fromConnectError(error).toBody() };
       }
     };
-    expect(await outcome('in-process')).toEqual(await outcome('remote'));
+    const remote = await outcome('remote');
+    expect(await outcome('in-process')).toEqual(remote);
+    expect(await outcome('direct')).toEqual(remote);
+  });
+});
+
+describe('createDirectClient', () => {
+  it('answers Unimplemented for streaming methods, and serves the unary ones', async () => {
+    const health: ServiceImpl<typeof Health> = {
+      check: () => ({ status: HealthCheckResponse_ServingStatus.SERVING }),
+      async *watch() {
+        yield { status: HealthCheckResponse_ServingStatus.SERVING };
+      },
+    };
+    const client = createDirectClient(Health, health, {
+      serverInterceptors: createServiceInterceptors(logger),
+      timeoutMs: TIMEOUT_MS,
+    });
+    const failure = await failureOf(
+      (async () => {
+        for await (const answer of client.watch({})) expect(answer).toBeUndefined();
+      })(),
+    );
+    expect((failure as ConnectError).code).toBe(Code.Unimplemented);
+    expect((await client.check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
+  it('answers Canceled when the caller aborts the call', async () => {
+    slowGate = deferred();
+    try {
+      const caller = new AbortController();
+      const call = registryClient('direct').getIdentityEnvironment(
+        { environmentKey: 'SLOW' },
+        { signal: caller.signal },
+      );
+      caller.abort();
+      expect(((await failureOf(call)) as ConnectError).code).toBe(Code.Canceled);
+    } finally {
+      slowGate.resolve();
+    }
+  });
+
+  it('leaves no timer behind after a call that answered in time, or failed in time', async () => {
+    const timers = () =>
+      process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    // The memory span exporter answers each export on a 0 ms timer: let those pass first.
+    const settledTimers = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      return timers();
+    };
+    const client = registryClient('direct', 60_000);
+    const before = await settledTimers();
+
+    // While a call is under way its deadline is a timer (the check sees timers at all)...
+    slowGate = deferred();
+    const slow = client.getIdentityEnvironment({ environmentKey: 'SLOW' });
+    expect(timers()).toBe(before + 1);
+    slowGate.resolve();
+    await slow;
+    // ...and none is left once calls are done, whether they answered or failed.
+    expect(await settledTimers()).toBe(before);
+    await client.getIdentityEnvironment({ environmentKey: 'STAGING' });
+    await failureOf(client.getIdentityEnvironment({ environmentKey: 'INACTIVE' }));
+    expect(await settledTimers()).toBe(before);
   });
 });
 

@@ -24,7 +24,8 @@ export function createServiceTransport(
       baseUrl: target.baseUrl,
       interceptors,
       defaultTimeoutMs: options.timeoutMs,
-      // Notice a dead peer between requests instead of on the next call.
+      // A PING while calls are open, and before a call on a connection idle for longer, finds
+      // a dead peer: its connection closes and the next call opens a new one.
       pingIntervalMs: 30_000,
       pingTimeoutMs: 5_000,
     });

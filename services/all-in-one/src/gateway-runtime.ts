@@ -5,6 +5,7 @@ import {
   authFlowMigrations,
   cachingRegistryAnswers,
   createAuthFlowRoutes,
+  createAuthFlowServiceImpl,
   createRedisAuthFlowStore,
   createSqlAuthFlowStore,
   type AuthFlowStore,
@@ -35,9 +36,10 @@ export type RunningGateway = { url: string; port: number; close(): Promise<void>
 
 /**
  * The all-in-one gateway: the edge and the three services in one process, wired with
- * Connect's router transport (the same interceptors, deadlines and errors as split mode,
- * without the network hop). One Database is shared by the services: with PGlite it is a
- * single connection, and each service keeps to its own schema.
+ * Connect's router transport, the edge's auth-flow calls going straight to its implementation
+ * (the same interceptors, deadlines and errors as split mode, without the network hop). One
+ * Database is shared by the services: with PGlite it is a single connection, and each service
+ * keeps to its own schema.
  */
 export async function startGateway(options: {
   config: GatewayConfig;
@@ -106,10 +108,11 @@ export async function startGateway(options: {
     ),
     onboarding: createClient(OnboardingService, transport(onboarding)),
   });
-  const authFlow = inProcess(
-    'auth-flow',
-    createAuthFlowRoutes({ deps: authFlowDeps, probeTimeoutMs }),
-  );
+  const authFlow = {
+    ...inProcess('auth-flow', createAuthFlowRoutes({ deps: authFlowDeps, probeTimeoutMs })),
+    // The edge calls it directly (service-clients.ts); its routes serve the health checks.
+    implementation: createAuthFlowServiceImpl(authFlowDeps),
+  };
   const clients = createEdgeClients(
     { registry, authFlow, onboarding },
     config.serviceCallTimeoutMs,

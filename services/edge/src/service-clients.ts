@@ -1,4 +1,4 @@
-import { createClient, type Client } from '@connectrpc/connect';
+import { createClient, type Client, type ServiceImpl } from '@connectrpc/connect';
 import {
   AuthFlowService,
   Health,
@@ -6,12 +6,20 @@ import {
   ProfileService,
   RegistryService,
 } from '@gateway/contracts';
-import { createServiceTransport, type ServiceTarget } from '@gateway/rpc';
+import { createDirectClient, createServiceTransport, type ServiceTarget } from '@gateway/rpc';
+
+type InProcessTarget = Extract<ServiceTarget, { kind: 'in-process' }>;
 
 /** Where the edge finds each internal service (in process, or over HTTP/2 in split mode). */
 export type EdgeServiceTargets = {
   registry: ServiceTarget;
-  authFlow: ServiceTarget;
+  /**
+   * In the all-in-one process, with its implementation, which the edge then calls directly
+   * (createDirectClient): every introspection goes through this client, and Connect's router
+   * transport would encode and decode each call at many times the cost of the rest of it.
+   */
+  authFlow:
+    ServiceTarget | (InProcessTarget & { implementation: ServiceImpl<typeof AuthFlowService> });
   onboarding: ServiceTarget;
 };
 
@@ -40,7 +48,13 @@ export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number
       onboarding: createClient(Health, transports.onboarding),
     },
     registry: createClient(RegistryService, transports.registry),
-    authFlow: createClient(AuthFlowService, transports.authFlow),
+    authFlow:
+      'implementation' in targets.authFlow
+        ? createDirectClient(AuthFlowService, targets.authFlow.implementation, {
+            serverInterceptors: targets.authFlow.serverInterceptors,
+            timeoutMs,
+          })
+        : createClient(AuthFlowService, transports.authFlow),
     onboarding: createClient(OnboardingService, transports.onboarding),
     profile: createClient(ProfileService, transports.onboarding),
   };
