@@ -116,8 +116,8 @@ describe('a sign-in across two edge instances in split mode', () => {
       });
     const introspected = await introspect(body.session.gatewayToken);
     expect(await introspected.json()).toMatchObject({ active: true, platformKey: 'SHOP' });
-    // Introspections arriving together reach auth-flow in batches (one HTTP/2 stream for a
-    // turn's calls, packages/rpc): each still gets its own answer.
+    // Introspections arriving together share the edge's HTTP/2 connection to auth-flow, a
+    // stream each: each gets its own answer.
     const tokens = Array.from({ length: 24 }, (_, index) =>
       index % 3 === 0 ? body.session.gatewayToken : `${body.session.gatewayToken.slice(0, -4)}zzzz`,
     );
