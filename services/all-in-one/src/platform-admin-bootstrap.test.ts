@@ -27,6 +27,8 @@ beforeAll(async () => {
     body: {
       platformKey: 'CONSOLE',
       displayName: 'Console',
+      // Only an admin console's sessions carry their user's permissions.
+      adminConsole: true,
       redirectPairs: [
         {
           label: 'web',
