@@ -52,14 +52,49 @@ export function createCors(options: {
   ttlMs?: number;
   now?: () => number;
 }): Cors {
-  const ttlMs = options.ttlMs ?? 30_000;
-  const now = options.now ?? Date.now;
+  const configured = configuredOrigins(options.corsOrigins, options.identityIssuer);
+  const registryOrigins = cachedRegistryOrigins(options);
+
+  async function isAllowedOrigin(origin: string): Promise<boolean> {
+    // Only a serialised origin (scheme://host[:port]) matches; "null", paths or a trailing
+    // `/` never do.
+    if (originOf(origin) !== origin) return false;
+    if (configured.has(origin)) return true;
+    return (await registryOrigins.read()).has(origin);
+  }
+
+  return {
+    apply: (req, res) => answerCors(req, res, isAllowedOrigin),
+    isAllowedOrigin,
+    invalidate: () => registryOrigins.invalidate(),
+  };
+}
+
+/** The origins allowed by configuration: CORS_ORIGINS and the origin of IDENTITY_ISSUER. */
+function configuredOrigins(
+  corsOrigins: readonly string[],
+  identityIssuer: string,
+): ReadonlySet<string> {
   const configured = new Set<string>();
-  for (const value of [...options.corsOrigins, options.identityIssuer]) {
+  for (const value of [...corsOrigins, identityIssuer]) {
     const origin = originOf(value);
     if (origin !== undefined) configured.add(origin);
   }
+  return configured;
+}
 
+/**
+ * The registry's origins, cached for `ttlMs`; concurrent readers share one request. A failed
+ * read allows no registry origin and is not cached.
+ */
+function cachedRegistryOrigins(options: {
+  registry: Client<typeof RegistryService>;
+  logger: Logger;
+  ttlMs?: number;
+  now?: () => number;
+}): { read(): Promise<ReadonlySet<string>>; invalidate(): void } {
+  const ttlMs = options.ttlMs ?? 30_000;
+  const now = options.now ?? Date.now;
   let cached: { origins: ReadonlySet<string>; expiresAt: number } | undefined;
   let pending: Promise<ReadonlySet<string>> | undefined;
   // Bumped by invalidate(), so a refresh that started before a write is not kept as fresh.
@@ -84,54 +119,48 @@ export function createCors(options: {
     }
   }
 
-  function registryOrigins(): Promise<ReadonlySet<string>> {
-    if (cached !== undefined && cached.expiresAt > now()) return Promise.resolve(cached.origins);
-    pending ??= fetchRegistryOrigins();
-    return pending;
-  }
-
-  async function isAllowedOrigin(origin: string): Promise<boolean> {
-    // Only a serialised origin (scheme://host[:port]) matches; "null", paths or a trailing
-    // `/` never do.
-    if (originOf(origin) !== origin) return false;
-    if (configured.has(origin)) return true;
-    return (await registryOrigins()).has(origin);
-  }
-
-  async function apply(
-    req: IncomingMessage,
-    res: ServerResponse,
-  ): Promise<'answered' | 'continue'> {
-    const origin = req.headers.origin;
-    if (origin === undefined) return 'continue';
-    varyByOrigin(res);
-    const allowed = await isAllowedOrigin(origin);
-    if (allowed) {
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Allow-Credentials', 'true');
-    }
-    const preflight =
-      req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
-    if (!preflight) return 'continue';
-    if (allowed) {
-      res.setHeader('Access-Control-Allow-Methods', CORS_ALLOWED_METHODS);
-      res.setHeader('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS);
-      res.setHeader('Access-Control-Max-Age', CORS_MAX_AGE_SECONDS);
-    }
-    res.statusCode = 204;
-    res.end();
-    return 'answered';
-  }
-
   return {
-    apply,
-    isAllowedOrigin,
+    read() {
+      if (cached !== undefined && cached.expiresAt > now()) return Promise.resolve(cached.origins);
+      pending ??= fetchRegistryOrigins();
+      return pending;
+    },
     invalidate() {
       generation += 1;
       cached = undefined;
       pending = undefined;
     },
   };
+}
+
+/**
+ * Marks the answer for an allowed `Origin` and answers a preflight itself (204); a disallowed
+ * origin gets no CORS headers.
+ */
+async function answerCors(
+  req: IncomingMessage,
+  res: ServerResponse,
+  isAllowedOrigin: (origin: string) => Promise<boolean>,
+): Promise<'answered' | 'continue'> {
+  const origin = req.headers.origin;
+  if (origin === undefined) return 'continue';
+  varyByOrigin(res);
+  const allowed = await isAllowedOrigin(origin);
+  if (allowed) {
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Access-Control-Allow-Credentials', 'true');
+  }
+  const preflight =
+    req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+  if (!preflight) return 'continue';
+  if (allowed) {
+    res.setHeader('Access-Control-Allow-Methods', CORS_ALLOWED_METHODS);
+    res.setHeader('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS);
+    res.setHeader('Access-Control-Max-Age', CORS_MAX_AGE_SECONDS);
+  }
+  res.statusCode = 204;
+  res.end();
+  return 'answered';
 }
 
 /** Whether a request path is under `/v1`, where credentialed CORS applies (not health, docs). */
