@@ -74,132 +74,146 @@ export function bearerTokenOf(req: IncomingMessage): string | undefined {
  * session's snapshot (empty outside the deployment environment, stripped at once when the
  * role is revoked), and a write needs an allowlisted Origin, checked before anything else.
  */
-export function createAuthentication(options: {
-  verifier: AccessTokenVerifier;
-  userPermissions: (token: VerifiedAccessToken) => Promise<string[]>;
-  cookieSessions: {
-    authFlow: Pick<Client<typeof AuthFlowService>, 'authenticateSession' | 'getAccount'>;
-    isAllowedOrigin: (origin: string) => Promise<boolean>;
-  };
-}): Authentication {
-  const { verifier } = options;
-
-  async function viaCookie(req: IncomingMessage, sessionToken: string): Promise<Principal> {
-    const { authFlow, isAllowedOrigin } = options.cookieSessions;
-    if (isCookieWrite(req.method ?? 'GET')) {
-      await assertAllowedOrigin(req.headers.origin, isAllowedOrigin);
-    }
-    const session = await authFlow.authenticateSession({ sessionToken });
-    const { account } = await authFlow.getAccount({ userId: session.userId });
-    return {
-      kind: 'user',
-      issuer: account?.issuer ?? '',
-      environmentKey: session.environmentKey,
-      // Spec 2.4: the deployment environment's key is PROD.
-      deployment: session.environmentKey === 'PROD',
-      ...(account === undefined ? {} : { subject: account.subject, email: account.email }),
-      permissions: permissionsOfUser(session.permissions),
-    };
-  }
-
-  async function authenticate(req: IncomingMessage): Promise<Principal | undefined> {
-    const token = bearerTokenOf(req);
-    if (token === undefined) {
-      const sessionToken = readSessionToken(req);
-      return sessionToken === undefined ? undefined : viaCookie(req, sessionToken);
-    }
-    const verified = await verifier.verify(token);
-    const principal = principalOf(verified);
-    if (verified.kind !== 'user') return principal;
-    return {
-      ...principal,
-      permissions: permissionsOfUser(await options.userPermissions(verified)),
-    };
-  }
-
-  /** 401 without valid credentials; otherwise the caller. */
-  async function requireCaller(req: IncomingMessage, res: ServerResponse): Promise<Principal> {
-    let principal: Principal | undefined;
-    try {
-      principal = await authenticate(req);
-    } catch (error) {
-      if (error instanceof GatewayError && error.code === 'UNAUTHORIZED') {
-        // RFC 6750 section 3: an invalid token names the error.
-        res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"');
-      }
-      throw error;
-    }
-    if (principal === undefined) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
-    }
-    return principal;
-  }
-
-  function lacking(permission: Permission): GatewayError {
-    return new GatewayError('FORBIDDEN', `The caller lacks the ${permission} permission.`, {
-      details: { permission },
-    });
-  }
-
-  async function requirePermission(
-    req: IncomingMessage,
-    res: ServerResponse,
-    permission: Permission,
-  ): Promise<Principal> {
-    const principal = await requireCaller(req, res);
-    if (!principal.permissions.includes(permission)) throw lacking(permission);
-    return principal;
-  }
-
-  async function requireSchemaPermission(
-    req: IncomingMessage,
-    res: ServerResponse,
-    access: 'read' | 'write',
-    params: { platformKey?: string },
-  ): Promise<Principal> {
-    const permission: Permission =
-      access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
-    const principal = await requireCaller(req, res);
-    if (!principal.permissions.includes(permission)) throw lacking(permission);
-    if (
-      principal.platformKey !== undefined &&
-      principal.platformKey !== params.platformKey &&
-      !principal.permissions.includes('platforms:admin')
-    ) {
-      throw new GatewayError(
-        'FORBIDDEN',
-        'The caller is limited to the onboarding schema of another platform.',
-      );
-    }
-    return principal;
-  }
-
-  async function requireGlobalSchemaPermission(
-    req: IncomingMessage,
-    res: ServerResponse,
-    access: 'read' | 'write',
-  ): Promise<Principal> {
-    const scope: Permission =
-      access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
-    const principal = await requireCaller(req, res);
-    if (!principal.permissions.includes('platforms:admin')) throw lacking('platforms:admin');
-    if (!principal.permissions.includes(scope)) throw lacking(scope);
-    if (access === 'write' && principal.platformKey !== undefined) {
-      throw new GatewayError(
-        'FORBIDDEN',
-        'A credential limited to one platform cannot change the global onboarding fields.',
-      );
-    }
-    return principal;
-  }
+export function createAuthentication(options: AuthenticationOptions): Authentication {
+  const authenticate = (req: IncomingMessage): Promise<Principal | undefined> =>
+    authenticateRequest(options, req);
+  const requireCaller = (req: IncomingMessage, res: ServerResponse): Promise<Principal> =>
+    requireCallerOf(authenticate, req, res);
 
   return {
     authenticate,
-    requirePermission,
-    requireSchemaPermission,
-    requireGlobalSchemaPermission,
+    async requirePermission(req, res, permission) {
+      const principal = await requireCaller(req, res);
+      if (!principal.permissions.includes(permission)) throw lacking(permission);
+      return principal;
+    },
+    async requireSchemaPermission(req, res, access, params) {
+      return assertSchemaAccess(await requireCaller(req, res), access, params);
+    },
+    async requireGlobalSchemaPermission(req, res, access) {
+      return assertGlobalSchemaAccess(await requireCaller(req, res), access);
+    },
   };
+}
+
+type AuthenticationOptions = {
+  verifier: AccessTokenVerifier;
+  userPermissions: (token: VerifiedAccessToken) => Promise<string[]>;
+  cookieSessions: CookieSessions;
+};
+
+type CookieSessions = {
+  authFlow: Pick<Client<typeof AuthFlowService>, 'authenticateSession' | 'getAccount'>;
+  isAllowedOrigin: (origin: string) => Promise<boolean>;
+};
+
+/** The caller named by the Bearer token, or else by the gateway cookie; undefined without either. */
+async function authenticateRequest(
+  options: AuthenticationOptions,
+  req: IncomingMessage,
+): Promise<Principal | undefined> {
+  const token = bearerTokenOf(req);
+  if (token === undefined) {
+    const sessionToken = readSessionToken(req);
+    return sessionToken === undefined
+      ? undefined
+      : signedInUserOf(req, sessionToken, options.cookieSessions);
+  }
+  const verified = await options.verifier.verify(token);
+  const principal = principalOf(verified);
+  if (verified.kind !== 'user') return principal;
+  return {
+    ...principal,
+    permissions: permissionsOfUser(await options.userPermissions(verified)),
+  };
+}
+
+/** The signed-in user of a gateway cookie session; a write needs an allowlisted Origin first. */
+async function signedInUserOf(
+  req: IncomingMessage,
+  sessionToken: string,
+  { authFlow, isAllowedOrigin }: CookieSessions,
+): Promise<Principal> {
+  if (isCookieWrite(req.method ?? 'GET')) {
+    await assertAllowedOrigin(req.headers.origin, isAllowedOrigin);
+  }
+  const session = await authFlow.authenticateSession({ sessionToken });
+  const { account } = await authFlow.getAccount({ userId: session.userId });
+  return {
+    kind: 'user',
+    issuer: account?.issuer ?? '',
+    environmentKey: session.environmentKey,
+    // Spec 2.4: the deployment environment's key is PROD.
+    deployment: session.environmentKey === 'PROD',
+    ...(account === undefined ? {} : { subject: account.subject, email: account.email }),
+    permissions: permissionsOfUser(session.permissions),
+  };
+}
+
+/** 401 without valid credentials (with its `WWW-Authenticate` on `res`); otherwise the caller. */
+async function requireCallerOf(
+  authenticate: (req: IncomingMessage) => Promise<Principal | undefined>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<Principal> {
+  let principal: Principal | undefined;
+  try {
+    principal = await authenticate(req);
+  } catch (error) {
+    if (error instanceof GatewayError && error.code === 'UNAUTHORIZED') {
+      // RFC 6750 section 3: an invalid token names the error.
+      res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"');
+    }
+    throw error;
+  }
+  if (principal === undefined) {
+    res.setHeader('WWW-Authenticate', 'Bearer');
+    throw new GatewayError('UNAUTHORIZED', 'Authentication is required.');
+  }
+  return principal;
+}
+
+function lacking(permission: Permission): GatewayError {
+  return new GatewayError('FORBIDDEN', `The caller lacks the ${permission} permission.`, {
+    details: { permission },
+  });
+}
+
+/** Spec 4.13: the schema scope, and the caller's own platform unless it holds platforms:admin. */
+function assertSchemaAccess(
+  principal: Principal,
+  access: 'read' | 'write',
+  params: { platformKey?: string },
+): Principal {
+  const permission: Permission =
+    access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
+  if (!principal.permissions.includes(permission)) throw lacking(permission);
+  if (
+    principal.platformKey !== undefined &&
+    principal.platformKey !== params.platformKey &&
+    !principal.permissions.includes('platforms:admin')
+  ) {
+    throw new GatewayError(
+      'FORBIDDEN',
+      'The caller is limited to the onboarding schema of another platform.',
+    );
+  }
+  return principal;
+}
+
+/** Spec 4.13 global fields: platforms:admin and the scope; no platform-limited writer. */
+function assertGlobalSchemaAccess(principal: Principal, access: 'read' | 'write'): Principal {
+  const scope: Permission =
+    access === 'read' ? 'onboarding:schema:read' : 'onboarding:schema:write';
+  if (!principal.permissions.includes('platforms:admin')) throw lacking('platforms:admin');
+  if (!principal.permissions.includes(scope)) throw lacking(scope);
+  if (access === 'write' && principal.platformKey !== undefined) {
+    throw new GatewayError(
+      'FORBIDDEN',
+      'A credential limited to one platform cannot change the global onboarding fields.',
+    );
+  }
+  return principal;
 }
 
 /** The registry's audit context of an admin request: who asked, under which request id. */
