@@ -1,8 +1,13 @@
 import type { Migration } from '@gateway/db';
 
-// Issue 8: what the exchange and introspection answer is recorded when the login writes its
-// handoff and session, so those hot paths read nothing else (spec 4.4, 4.5). Every column is
-// nullable: rows written before it keep working through the previous, slower path.
+// What the exchange and introspection answer is recorded when the login writes its handoff
+// and session, so those hot paths read nothing else (spec 4.4, 4.5). The columns are nullable
+// because rows written before this migration had no value for them. The service no longer
+// reads such rows: every record it still uses was written with these values (a transaction,
+// handoff or session lives at most 12 hours, SESSION_TTL_SECONDS), and a row without them is
+// refused as malformed. Rolling deploy: a version that requires them runs only once the last
+// version without them has been stopped for 12 hours. A later migration may make the columns
+// NOT NULL; this note can go with it, from 2027-01-01.
 export const addHotPathSnapshots: Migration = {
   async up(knex) {
     await knex.schema.withSchema('authflow').alterTable('transactions', (t) => {

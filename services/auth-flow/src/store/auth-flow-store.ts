@@ -23,10 +23,9 @@ export type TransactionRecord = {
   onboardingMode: OnboardingMode;
   /**
    * The platform's `centralOnboardingEnabled` at start, answered as the exchange's
-   * `canCompleteCentrally` (spec 4.4) without asking the registry again. Absent on
-   * transactions started before it was recorded.
+   * `canCompleteCentrally` (spec 4.4) without asking the registry again.
    */
-  centralOnboardingEnabled?: boolean;
+  centralOnboardingEnabled: boolean;
   redirectPairId: string;
   callbackUrl: string;
   /** Normalized absolute URL. */
@@ -53,12 +52,12 @@ export type HandoffRecord = {
   sessionTokenEncrypted: string;
   /**
    * SHA-256 of the pending session token (the session's lookup key, not a secret): the redeem
-   * refuses a code whose session was revoked or expired since issuance. Absent on handoffs
-   * issued before it was recorded; the redeem then checks no session.
+   * refuses a code whose session was revoked or expired since issuance. The login always
+   * sets it; without it a redeem checks no session and the exchange refuses the code.
    */
   sessionTokenHash?: string;
-  /** What the exchange answers, known at issuance (spec 4.4). Absent on older handoffs. */
-  snapshot?: HandoffSnapshot;
+  /** What the exchange answers, known at issuance (spec 4.4). */
+  snapshot: HandoffSnapshot;
   createdAt: number;
   expiresAt: number;
 };
@@ -108,10 +107,9 @@ export type SessionRecord = {
   idTokenEncrypted: string | null;
   /**
    * What introspection answers about the user and the environment (spec 4.5), taken at
-   * creation, so an introspection reads only the user's status (issue 8). Absent on sessions
-   * created before it was recorded.
+   * creation, so an introspection reads only the user's status.
    */
-  snapshot?: SessionSnapshot;
+  snapshot: SessionSnapshot;
   createdAt: number;
   expiresAt: number;
 };

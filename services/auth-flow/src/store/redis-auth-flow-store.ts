@@ -252,9 +252,7 @@ function encodeTransactionData(record: TransactionRecord): string {
     platformKey: record.platformKey,
     environmentKey: record.environmentKey,
     onboardingMode: record.onboardingMode,
-    ...(record.centralOnboardingEnabled === undefined
-      ? {}
-      : { centralOnboardingEnabled: record.centralOnboardingEnabled }),
+    centralOnboardingEnabled: record.centralOnboardingEnabled,
     redirectPairId: record.redirectPairId,
     callbackUrl: record.callbackUrl,
     returnTo: record.returnTo,
@@ -265,7 +263,6 @@ function encodeTransactionData(record: TransactionRecord): string {
 
 function decodeTransaction(fields: Record<string, string>): TransactionRecord {
   const data = readObject(JSON.parse(asString(fields.d, 'transaction data')), 'transaction');
-  const central = data.optionalBoolean('centralOnboardingEnabled');
   return {
     id: data.string('id'),
     stateHash: data.string('stateHash'),
@@ -275,7 +272,7 @@ function decodeTransaction(fields: Record<string, string>): TransactionRecord {
     platformKey: data.string('platformKey'),
     environmentKey: data.string('environmentKey'),
     onboardingMode: asOnboardingMode(data.string('onboardingMode')),
-    ...(central === undefined ? {} : { centralOnboardingEnabled: central }),
+    centralOnboardingEnabled: data.boolean('centralOnboardingEnabled'),
     redirectPairId: data.string('redirectPairId'),
     callbackUrl: data.string('callbackUrl'),
     returnTo: data.string('returnTo'),
@@ -302,8 +299,7 @@ function pairsToRecord(reply: unknown): Record<string, string> {
 /**
  * The code hash is the key and expiresAt the header, so neither is repeated in the JSON. The
  * session token hash, when known, is the JSON's first property: the redeem script finds it
- * with an anchored match. Fields the previous layout had keep their names, so either version
- * of the gateway reads the other's handoffs.
+ * with an anchored match.
  */
 function encodeHandoff(record: HandoffRecord): string {
   const data = {
@@ -316,7 +312,7 @@ function encodeHandoff(record: HandoffRecord): string {
     sessionId: record.sessionId,
     sessionTokenEncrypted: record.sessionTokenEncrypted,
     createdAt: record.createdAt,
-    ...(record.snapshot === undefined ? {} : { snapshot: record.snapshot }),
+    snapshot: record.snapshot,
   };
   return `${record.expiresAt}\n${JSON.stringify(data)}`;
 }
@@ -326,7 +322,6 @@ function decodeHandoff(codeHash: string, value: string): HandoffRecord {
   const parsed: unknown = JSON.parse(json);
   const data = readObject(parsed, 'handoff');
   const sessionTokenHash = data.optionalString('sessionTokenHash');
-  const snapshot = (parsed as Record<string, unknown>).snapshot;
   return {
     codeHash,
     transactionId: data.string('transactionId'),
@@ -337,7 +332,7 @@ function decodeHandoff(codeHash: string, value: string): HandoffRecord {
     sessionId: data.string('sessionId'),
     sessionTokenEncrypted: data.string('sessionTokenEncrypted'),
     ...(sessionTokenHash === undefined ? {} : { sessionTokenHash }),
-    ...(snapshot === undefined ? {} : { snapshot: readHandoffSnapshot(snapshot) }),
+    snapshot: readHandoffSnapshot((parsed as Record<string, unknown>).snapshot),
     createdAt: data.number('createdAt'),
     expiresAt: asEpoch(expiresAt, 'handoff expiresAt'),
   };
@@ -364,13 +359,12 @@ function decodeRedeemed(codeHash: string, reply: unknown): RedeemedHandoff | und
 }
 
 // --- Sessions: s:<tokenHash> = "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>[\n<bytes>]"
-// Compact on purpose (issue 8 S6: at most 1 KiB of Redis memory per live session): the token
-// hash is the key, not repeated in the value; the rest is a positional JSON array
-// [id, environmentKey, platformKey, idToken, createdAt] followed, when the session carries its
-// introspection snapshot, by [issuer, subject, email, emailVerified, environmentTier] (sessions
-// written before it have five elements). idToken is null (none), 0 (the sealed ID token
-// follows the JSON line as bytes: ciphertextToBytes, a quarter smaller than its text) or the
-// sealed text itself (sessions written before the bytes tail). The first three lines are what
+// Compact on purpose (at most 1 KiB of Redis memory per live session): the token hash is the
+// key, not repeated in the value; the rest is a positional JSON array
+// [id, environmentKey, platformKey, idToken, createdAt, issuer, subject, email, emailVerified,
+// environmentTier] (the last five are the introspection snapshot). idToken is null (none) or 0
+// (the sealed ID token follows the JSON line as bytes: ciphertextToBytes, a quarter smaller
+// than its text). The first three lines are what
 // the Lua scripts read (expiry, the user's index, permissions to strip); JSON never contains a
 // raw newline, so the layout is unambiguous, and Lua's strings keep the bytes as they are.
 
@@ -379,23 +373,19 @@ const ID_TOKEN_IN_BYTES = 0;
 function encodeSession(record: SessionRecord): Buffer | string {
   const idTokenBytes =
     record.idTokenEncrypted === null ? undefined : ciphertextToBytes(record.idTokenEncrypted);
+  const { snapshot } = record;
   const rest: unknown[] = [
     record.id,
     record.environmentKey,
     record.platformKey,
-    idTokenBytes === undefined ? record.idTokenEncrypted : ID_TOKEN_IN_BYTES,
+    idTokenBytes === undefined ? null : ID_TOKEN_IN_BYTES,
     record.createdAt,
+    snapshot.issuer,
+    snapshot.subject,
+    snapshot.email,
+    snapshot.emailVerified,
+    snapshot.environmentTier,
   ];
-  const { snapshot } = record;
-  if (snapshot !== undefined) {
-    rest.push(
-      snapshot.issuer,
-      snapshot.subject,
-      snapshot.email,
-      snapshot.emailVerified,
-      snapshot.environmentTier,
-    );
-  }
   const text = [
     String(record.expiresAt),
     record.userId,
@@ -419,15 +409,14 @@ function decodeSession(tokenHash: string, value: Buffer): SessionRecord {
   const [expiresAt, userId, permissionsJson, restJson] = splitHeader(text, 3, 'session');
   const permissions = readPermissions(JSON.parse(permissionsJson));
   const rest: unknown = JSON.parse(restJson);
-  if (!Array.isArray(rest) || (rest.length !== 5 && rest.length !== 10)) {
+  if (!Array.isArray(rest) || rest.length !== 10) {
     throw new Error('Malformed session in Redis: fields');
   }
   const [id, environmentKey, platformKey, idToken, createdAt] = rest as unknown[];
-  let idTokenEncrypted: string | null;
-  if (idToken === null) idTokenEncrypted = null;
-  else if (idToken === ID_TOKEN_IN_BYTES && end >= 0) {
-    idTokenEncrypted = ciphertextFromBytes(value.subarray(end + 1));
-  } else idTokenEncrypted = asString(idToken, 'session idTokenEncrypted');
+  if (idToken !== null && (idToken !== ID_TOKEN_IN_BYTES || end < 0)) {
+    throw new Error('Malformed session idToken in Redis');
+  }
+  const idTokenEncrypted = idToken === null ? null : ciphertextFromBytes(value.subarray(end + 1));
   return {
     id: asString(id, 'session id'),
     tokenHash,
@@ -436,7 +425,7 @@ function decodeSession(tokenHash: string, value: Buffer): SessionRecord {
     platformKey: platformKey === null ? null : asString(platformKey, 'session platformKey'),
     permissions,
     idTokenEncrypted,
-    ...(rest.length === 10 ? { snapshot: decodeSessionSnapshot(rest.slice(5)) } : {}),
+    snapshot: decodeSessionSnapshot(rest.slice(5)),
     createdAt: asNumber(createdAt, 'session createdAt'),
     expiresAt: asEpoch(expiresAt, 'session expiresAt'),
   };
@@ -476,7 +465,7 @@ type ObjectReader = {
   string(name: string): string;
   number(name: string): number;
   optionalString(name: string): string | undefined;
-  optionalBoolean(name: string): boolean | undefined;
+  boolean(name: string): boolean;
 };
 
 function readObject(value: unknown, what: string): ObjectReader {
@@ -487,9 +476,8 @@ function readObject(value: unknown, what: string): ObjectReader {
     number: (name) => asNumber(fields[name], `${what} ${name}`),
     optionalString: (name) =>
       fields[name] === undefined ? undefined : asString(fields[name], `${what} ${name}`),
-    optionalBoolean: (name) => {
+    boolean: (name) => {
       const field = fields[name];
-      if (field === undefined) return undefined;
       if (typeof field !== 'boolean') throw new Error(`Malformed ${what} ${name} in Redis`);
       return field;
     },

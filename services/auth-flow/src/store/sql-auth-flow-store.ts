@@ -64,7 +64,7 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
         platform_key: record.platformKey,
         environment_key: record.environmentKey,
         onboarding_mode: record.onboardingMode,
-        central_onboarding_enabled: record.centralOnboardingEnabled ?? null,
+        central_onboarding_enabled: record.centralOnboardingEnabled,
         redirect_pair_id: record.redirectPairId,
         callback_url: record.callbackUrl,
         return_to: record.returnTo,
@@ -370,7 +370,7 @@ function sessionRow(record: SessionRecord) {
     platform_key: record.platformKey,
     permissions: JSON.stringify(record.permissions),
     id_token_encrypted: record.idTokenEncrypted,
-    snapshot: record.snapshot === undefined ? null : JSON.stringify(record.snapshot),
+    snapshot: JSON.stringify(record.snapshot),
     created_at: new Date(record.createdAt),
     expires_at: new Date(record.expiresAt),
   };
@@ -387,7 +387,7 @@ function handoffRow(record: HandoffRecord) {
     session_id: record.sessionId,
     session_token_encrypted: record.sessionTokenEncrypted,
     session_token_hash: record.sessionTokenHash ?? null,
-    snapshot: record.snapshot === undefined ? null : JSON.stringify(record.snapshot),
+    snapshot: JSON.stringify(record.snapshot),
     created_at: new Date(record.createdAt),
     expires_at: new Date(record.expiresAt),
   };
@@ -458,9 +458,10 @@ function toTransaction(row: TransactionRow): TransactionRecord {
     platformKey: row.platform_key,
     environmentKey: row.environment_key,
     onboardingMode: toOnboardingMode(row.onboarding_mode),
-    ...(row.central_onboarding_enabled === null
-      ? {}
-      : { centralOnboardingEnabled: row.central_onboarding_enabled }),
+    centralOnboardingEnabled: required(
+      row.central_onboarding_enabled,
+      'central_onboarding_enabled',
+    ),
     redirectPairId: row.redirect_pair_id,
     callbackUrl: row.callback_url,
     returnTo: row.return_to,
@@ -486,7 +487,7 @@ function toHandoff(row: HandoffRow): HandoffRecord {
     sessionId: row.session_id,
     sessionTokenEncrypted: row.session_token_encrypted,
     ...(row.session_token_hash === null ? {} : { sessionTokenHash: row.session_token_hash }),
-    ...(row.snapshot === null ? {} : { snapshot: readHandoffSnapshot(row.snapshot) }),
+    snapshot: readHandoffSnapshot(row.snapshot),
     createdAt: row.created_at.getTime(),
     expiresAt: row.expires_at.getTime(),
   };
@@ -501,7 +502,7 @@ function toSession(row: SessionRow): SessionRecord {
     platformKey: row.platform_key,
     permissions: readPermissions(row.permissions),
     idTokenEncrypted: row.id_token_encrypted,
-    ...(row.snapshot === null ? {} : { snapshot: readSessionSnapshot(row.snapshot) }),
+    snapshot: readSessionSnapshot(row.snapshot),
     createdAt: row.created_at.getTime(),
     expiresAt: row.expires_at.getTime(),
   };
@@ -510,6 +511,12 @@ function toSession(row: SessionRow): SessionRecord {
 function toOnboardingMode(value: string): OnboardingMode {
   if (value === 'none' || value === 'platform' || value === 'central') return value;
   throw new Error(`Unknown onboarding mode in authflow.transactions: ${value}`);
+}
+
+/** A column migration 0004 added as nullable that every row written since carries. */
+function required<T>(value: T | null, column: string): T {
+  if (value === null) throw new Error(`authflow.transactions.${column} is null`);
+  return value;
 }
 
 function dateOrNull(epochMs: number | null): Date | null {
