@@ -401,45 +401,70 @@ export async function updatePlatform(
     if (pairs !== undefined) {
       revokedCredentials.push(...(await replacePairs(trx, current, currentPairs, pairs)));
     }
-    const changes: Record<string, unknown> = { updated_at: new Date() };
-    if (patch.displayName !== undefined) changes.display_name = patch.displayName;
-    if (patch.defaultOnboardingMode !== undefined)
-      changes.default_onboarding_mode = patch.defaultOnboardingMode;
-    if (patch.centralOnboardingEnabled !== undefined)
-      changes.central_onboarding_enabled = patch.centralOnboardingEnabled;
-    if (patch.platformOnboardingPath !== undefined)
-      changes.platform_onboarding_path = patch.platformOnboardingPath;
-    if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
-    if (patch.adminConsole !== undefined) changes.admin_console = patch.adminConsole;
+    const changes = columnChangesOf(patch);
     if (environment.id !== currentEnvironment.id) changes.identity_environment_id = environment.id;
     await trx(platforms).where({ id: current.id }).update(changes);
-
-    const target = { type: 'platform' as const, id: current.id, key: current.platform_key };
-    await appendAuditRecord(trx, {
-      kind: 'platform.updated',
-      ...context,
-      target,
-      details: {
-        changed: Object.keys(patch).filter(
-          (key) => patch[key as keyof PlatformPatch] !== undefined,
-        ),
-        revokedCredentials,
-        ...(patch.adminConsole === undefined || patch.adminConsole === current.admin_console
-          ? {}
-          : { adminConsole: { from: current.admin_console, to: patch.adminConsole } }),
-      },
+    await auditPlatformUpdate(trx, context, current, patch, {
+      revokedCredentials,
+      environment: { from: currentEnvironment, to: environment },
     });
-    if (environment.id !== currentEnvironment.id) {
-      await appendAuditRecord(trx, {
-        kind: 'platform.environment_changed',
-        ...context,
-        target,
-        details: { from: currentEnvironment.environment_key, to: environment.environment_key },
-      });
-    }
     const issued = await issueMissingBffKeys(trx, context, current);
     return { view: await getPlatform(trx, platformKey), issued };
   });
+}
+
+/** The platform columns a patch sets, with a new `updated_at`. */
+function columnChangesOf(patch: PlatformPatch): Record<string, unknown> {
+  const changes: Record<string, unknown> = { updated_at: new Date() };
+  if (patch.displayName !== undefined) changes.display_name = patch.displayName;
+  if (patch.defaultOnboardingMode !== undefined)
+    changes.default_onboarding_mode = patch.defaultOnboardingMode;
+  if (patch.centralOnboardingEnabled !== undefined)
+    changes.central_onboarding_enabled = patch.centralOnboardingEnabled;
+  if (patch.platformOnboardingPath !== undefined)
+    changes.platform_onboarding_path = patch.platformOnboardingPath;
+  if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+  if (patch.adminConsole !== undefined) changes.admin_console = patch.adminConsole;
+  return changes;
+}
+
+/**
+ * Audits an update as `platform.updated` (the changed fields, the revoked keys, an admin
+ * console switch) and a move to another identity environment as
+ * `platform.environment_changed`.
+ */
+async function auditPlatformUpdate(
+  trx: Knex.Transaction,
+  context: ChangeContext,
+  current: PlatformRow,
+  patch: PlatformPatch,
+  outcome: {
+    revokedCredentials: JsonObject[];
+    environment: { from: EnvironmentRow; to: EnvironmentRow };
+  },
+): Promise<void> {
+  const target = { type: 'platform' as const, id: current.id, key: current.platform_key };
+  await appendAuditRecord(trx, {
+    kind: 'platform.updated',
+    ...context,
+    target,
+    details: {
+      changed: Object.keys(patch).filter((key) => patch[key as keyof PlatformPatch] !== undefined),
+      revokedCredentials: outcome.revokedCredentials,
+      ...(patch.adminConsole === undefined || patch.adminConsole === current.admin_console
+        ? {}
+        : { adminConsole: { from: current.admin_console, to: patch.adminConsole } }),
+    },
+  });
+  const { from, to } = outcome.environment;
+  if (to.id !== from.id) {
+    await appendAuditRecord(trx, {
+      kind: 'platform.environment_changed',
+      ...context,
+      target,
+      details: { from: from.environment_key, to: to.environment_key },
+    });
+  }
 }
 
 async function replacePairs(
