@@ -1,4 +1,4 @@
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import { OnboardingService, ProfileService } from '@gateway/contracts';
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
@@ -83,150 +83,203 @@ const platformOf = (platformKey: string): string | undefined =>
 
 /** The onboarding service's Connect routes: OnboardingService and the gRPC health service. */
 export function createOnboardingRoutes(options: OnboardingServiceOptions): ServiceRoutes {
-  const knex = options.db.knex;
-  const db = options.db;
+  const { db } = options;
   const schemas = new SchemaCache(
     options.schemaCacheTtlMs === undefined ? {} : { ttlMs: options.schemaCacheTtlMs },
   );
   return combineRoutes(
     (router: ConnectRouter) =>
       router.service(OnboardingService, {
-        async evaluateOnboarding(request) {
-          const status = await evaluateStatus(knex, schemas, {
-            userId: request.userId,
-            platformKey: platformOf(request.platformKey),
-          });
-          return { status: statusMessage(status) };
-        },
-        async applyIdentityClaims(request) {
-          const { avatarUrl } = await applyIdentityClaims(db, {
-            userId: request.userId,
-            picture: request.picture,
-            name: request.name,
-          });
-          return avatarUrl === undefined ? {} : { avatarUrl };
-        },
-        async listPlatformFields(request) {
-          const fields = await listPlatformFields(options.db, request.platformKey);
-          return { fields: fields.map(fieldMessage) };
-        },
-        async createPlatformField(request) {
-          const field = await createPlatformField(
-            db,
-            schemas,
-            request.platformKey,
-            request.definition,
-          );
-          return { field: fieldMessage(field) };
-        },
-        async getPlatformField(request) {
-          const field = await getPlatformField(options.db, request.platformKey, request.fieldKey);
-          return { field: fieldMessage(field) };
-        },
-        async updatePlatformField(request) {
-          const { field, changed } = await updatePlatformField(
-            db,
-            schemas,
-            request.platformKey,
-            request.fieldKey,
-            request.patch,
-          );
-          return { field: fieldMessage(field), changed };
-        },
-        async archivePlatformField(request) {
-          const { field, changed } = await archivePlatformField(
-            db,
-            schemas,
-            request.platformKey,
-            request.fieldKey,
-          );
-          return { field: fieldMessage(field), changed };
-        },
-        async listGlobalFields() {
-          const fields = await listGlobalFields(knex);
-          return { fields: fields.map(globalFieldMessage) };
-        },
-        async createGlobalField(request) {
-          return {
-            field: globalFieldMessage(await createGlobalField(db, schemas, request.definition)),
-          };
-        },
-        async getGlobalField(request) {
-          return {
-            field: globalFieldMessage(await getGlobalField(options.db, request.profileFieldKey)),
-          };
-        },
-        async updateGlobalField(request) {
-          const { field, changed } = await updateGlobalField(
-            db,
-            schemas,
-            request.profileFieldKey,
-            request.patch,
-          );
-          return { field: globalFieldMessage(field), changed };
-        },
-        async archiveGlobalField(request) {
-          const { field, changed } = await archiveGlobalField(db, schemas, request.profileFieldKey);
-          return { field: globalFieldMessage(field), changed };
-        },
-        async getRequirementVersions(request) {
-          const scopes = request.platformKeys.map(platformSchema);
-          const versions = await schemaVersions(knex, scopes);
-          return {
-            versions: Object.fromEntries(
-              request.platformKeys.map((key) => [key, versions.get(platformSchema(key)) ?? 0]),
-            ),
-          };
-        },
-        async getRequirements(request) {
-          const answer = await getRequirements(knex, schemas, {
-            userId: request.userId,
-            platformKey: platformOf(request.platformKey),
-          });
-          return {
-            requirementVersion: answer.requirementVersion,
-            requirements: answer.requirements.map((requirement) => ({
-              scope: requirement.scope,
-              definition: requirement.definition as JsonObject,
-              currentValue: fromJson(ValueSchema, requirement.currentValue),
-            })),
-          };
-        },
-        async putValues(request) {
-          const status = await putValues(knex, schemas, {
-            userId: request.userId,
-            platformKey: platformOf(request.platformKey),
-            requirementVersion: request.requirementVersion,
-            values: request.values ?? {},
-          });
-          return { status: statusMessage(status) };
-        },
-        async completeOnboarding(request) {
-          const status = await completeMembership(knex, schemas, {
-            userId: request.userId,
-            platformKey: request.platformKey,
-            refuse: true,
-          });
-          return { status: statusMessage(status) };
-        },
-        async bootstrapMembership(request) {
-          const claims = request.identityClaims;
-          const status = await completeMembership(knex, schemas, {
-            userId: request.userId,
-            platformKey: request.platformKey,
-            refuse: false,
-            ...(claims === undefined ? {} : { claims: profileClaimValues(claims) }),
-          });
-          return { status: statusMessage(status) };
-        },
+        ...userOnboardingRpcs(db, schemas),
+        ...platformFieldRpcs(db, schemas),
+        ...globalFieldRpcs(db, schemas),
       }),
     // Spec 2.5, 4.8: the signed-in user's own profile and avatar.
     (router: ConnectRouter) =>
       router.service(ProfileService, createProfileServiceImpl(db, schemas)),
     createHealthRoutes({
       serviceName: OnboardingService.typeName,
-      probes: [{ name: 'postgres', check: () => options.db.ping(options.probeTimeoutMs) }],
+      probes: [{ name: 'postgres', check: () => db.ping(options.probeTimeoutMs) }],
       probeTimeoutMs: options.probeTimeoutMs,
     }),
   );
+}
+
+type Rpcs = ServiceImpl<typeof OnboardingService>;
+
+type UserOnboardingRpcs = Pick<
+  Rpcs,
+  | 'evaluateOnboarding'
+  | 'applyIdentityClaims'
+  | 'getRequirementVersions'
+  | 'getRequirements'
+  | 'putValues'
+  | 'completeOnboarding'
+  | 'bootstrapMembership'
+>;
+
+/** The RPCs that tell where a user stands in onboarding and record what the user enters. */
+function userOnboardingRpcs(db: Database, schemas: SchemaCache): UserOnboardingRpcs {
+  const { knex } = db;
+  return {
+    async evaluateOnboarding(request) {
+      const status = await evaluateStatus(knex, schemas, {
+        userId: request.userId,
+        platformKey: platformOf(request.platformKey),
+      });
+      return { status: statusMessage(status) };
+    },
+    async applyIdentityClaims(request) {
+      const { avatarUrl } = await applyIdentityClaims(db, {
+        userId: request.userId,
+        picture: request.picture,
+        name: request.name,
+      });
+      return avatarUrl === undefined ? {} : { avatarUrl };
+    },
+    async getRequirementVersions(request) {
+      const versions = await schemaVersions(knex, request.platformKeys.map(platformSchema));
+      return {
+        versions: Object.fromEntries(
+          request.platformKeys.map((key) => [key, versions.get(platformSchema(key)) ?? 0]),
+        ),
+      };
+    },
+    getRequirements: getRequirementsRpc(db, schemas),
+    async putValues(request) {
+      const status = await putValues(knex, schemas, {
+        userId: request.userId,
+        platformKey: platformOf(request.platformKey),
+        requirementVersion: request.requirementVersion,
+        values: request.values ?? {},
+      });
+      return { status: statusMessage(status) };
+    },
+    completeOnboarding: async (request) => ({
+      status: statusMessage(
+        await completeMembership(knex, schemas, {
+          userId: request.userId,
+          platformKey: request.platformKey,
+          refuse: true,
+        }),
+      ),
+    }),
+    bootstrapMembership: bootstrapMembershipRpc(db, schemas),
+  };
+}
+
+/** The fields a user still has to fill in, with the values already stored. */
+function getRequirementsRpc(db: Database, schemas: SchemaCache): Rpcs['getRequirements'] {
+  return async (request) => {
+    const answer = await getRequirements(db.knex, schemas, {
+      userId: request.userId,
+      platformKey: platformOf(request.platformKey),
+    });
+    return {
+      requirementVersion: answer.requirementVersion,
+      requirements: answer.requirements.map((requirement) => ({
+        scope: requirement.scope,
+        definition: requirement.definition as JsonObject,
+        currentValue: fromJson(ValueSchema, requirement.currentValue),
+      })),
+    };
+  };
+}
+
+/** Makes a user a member of a platform at sign-in, taking profile values from identity claims. */
+function bootstrapMembershipRpc(db: Database, schemas: SchemaCache): Rpcs['bootstrapMembership'] {
+  return async (request) => {
+    const claims = request.identityClaims;
+    const status = await completeMembership(db.knex, schemas, {
+      userId: request.userId,
+      platformKey: request.platformKey,
+      refuse: false,
+      ...(claims === undefined ? {} : { claims: profileClaimValues(claims) }),
+    });
+    return { status: statusMessage(status) };
+  };
+}
+
+type PlatformFieldRpcs = Pick<
+  Rpcs,
+  | 'listPlatformFields'
+  | 'createPlatformField'
+  | 'getPlatformField'
+  | 'updatePlatformField'
+  | 'archivePlatformField'
+>;
+
+/** The RPCs that manage the onboarding fields one platform asks for. */
+function platformFieldRpcs(db: Database, schemas: SchemaCache): PlatformFieldRpcs {
+  return {
+    async listPlatformFields(request) {
+      const fields = await listPlatformFields(db, request.platformKey);
+      return { fields: fields.map(fieldMessage) };
+    },
+    async createPlatformField(request) {
+      const field = await createPlatformField(db, schemas, request.platformKey, request.definition);
+      return { field: fieldMessage(field) };
+    },
+    async getPlatformField(request) {
+      const field = await getPlatformField(db, request.platformKey, request.fieldKey);
+      return { field: fieldMessage(field) };
+    },
+    async updatePlatformField(request) {
+      const { field, changed } = await updatePlatformField(
+        db,
+        schemas,
+        request.platformKey,
+        request.fieldKey,
+        request.patch,
+      );
+      return { field: fieldMessage(field), changed };
+    },
+    async archivePlatformField(request) {
+      const { field, changed } = await archivePlatformField(
+        db,
+        schemas,
+        request.platformKey,
+        request.fieldKey,
+      );
+      return { field: fieldMessage(field), changed };
+    },
+  };
+}
+
+type GlobalFieldRpcs = Pick<
+  Rpcs,
+  | 'listGlobalFields'
+  | 'createGlobalField'
+  | 'getGlobalField'
+  | 'updateGlobalField'
+  | 'archiveGlobalField'
+>;
+
+/** The RPCs that manage the global profile fields every platform shares. */
+function globalFieldRpcs(db: Database, schemas: SchemaCache): GlobalFieldRpcs {
+  return {
+    async listGlobalFields() {
+      const fields = await listGlobalFields(db.knex);
+      return { fields: fields.map(globalFieldMessage) };
+    },
+    createGlobalField: async (request) => ({
+      field: globalFieldMessage(await createGlobalField(db, schemas, request.definition)),
+    }),
+    getGlobalField: async (request) => ({
+      field: globalFieldMessage(await getGlobalField(db, request.profileFieldKey)),
+    }),
+    async updateGlobalField(request) {
+      const { field, changed } = await updateGlobalField(
+        db,
+        schemas,
+        request.profileFieldKey,
+        request.patch,
+      );
+      return { field: globalFieldMessage(field), changed };
+    },
+    async archiveGlobalField(request) {
+      const { field, changed } = await archiveGlobalField(db, schemas, request.profileFieldKey);
+      return { field: globalFieldMessage(field), changed };
+    },
+  };
 }
