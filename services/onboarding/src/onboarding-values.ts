@@ -261,80 +261,128 @@ export async function putValues(
 ): Promise<OnboardingStatus> {
   const { userId, platformKey } = request;
   return knex.transaction(async (trx) => {
-    const scope = platformKey === undefined ? undefined : platformSchema(platformKey);
-    const versions = await lockSchemaVersions(
-      trx,
-      scope === undefined ? [GLOBAL_SCHEMA] : [GLOBAL_SCHEMA, scope],
-    );
-    const globalVersion = versions.get(GLOBAL_SCHEMA) ?? 0;
-    const platformVersion = scope === undefined ? undefined : (versions.get(scope) ?? 0);
-    const version = platformVersion ?? globalVersion;
-    if (request.requirementVersion !== undefined && request.requirementVersion !== version) {
-      throw schemaChanged({ requirementVersion: version });
-    }
+    const versions = await holdRequirementVersions(trx, platformKey, request.requirementVersion);
     // The versions are held: the cached schema serves when it is at them.
     const schema = await readSchema(trx, cache, platformKey, {
-      global: globalVersion,
-      platform: platformVersion,
+      global: versions.global,
+      platform: versions.platform,
     });
-    const targets = saveTargets(schema);
-    const issues: ValueIssue[] = [];
-    const profileWrites: Partial<ProfileValues> = {};
-    const customWrites: { definitionId: string; value: FieldValue }[] = [];
-    // Read only when a key matches no active field: the common save needs no extra query.
-    let archived: Set<string> | undefined;
-    for (const [fieldKey, raw] of Object.entries(request.values)) {
-      const target = targets.get(fieldKey);
-      const issue = (message: string) =>
-        issues.push({ location: 'body', path: `values.${fieldKey}`, fieldKey, message });
-      if (target === undefined) {
-        archived ??= await archivedKeys(trx, platformKey);
-        if (archived.has(fieldKey)) throw schemaChanged({ fieldKey });
-        issue('is not a field of this onboarding schema');
-        continue;
-      }
-      const results = target.rules.map((rules) => validateFieldValue(rules, raw));
-      const failed = results.find((result) => !result.ok);
-      if (failed !== undefined && !failed.ok) {
-        issue(failed.message);
-        continue;
-      }
-      const first = results[0];
-      const value = first !== undefined && first.ok ? first.value : null;
-      if ('profileKey' in target.store) {
-        const key = target.store.profileKey;
-        const text = value === null ? null : String(value);
-        if (key in profileWrites && profileWrites[key] !== text) {
-          issue(`conflicts with another value sent for the profile field ${key}`);
-          continue;
-        }
-        profileWrites[key] = text;
-      } else {
-        customWrites.push({ definitionId: target.store.definitionId, value });
-      }
+    const writes = await validatedWrites(trx, schema, platformKey, request.values);
+    if (Object.keys(writes.profile).length > 0) {
+      await writeProfile(trx, userId, { values: writes.profile });
     }
-    if (issues.length > 0) {
-      throw new GatewayError('VALIDATION_ERROR', 'Invalid onboarding values.', {
-        details: { issues },
-      });
-    }
-    if (Object.keys(profileWrites).length > 0) {
-      await writeProfile(trx, userId, { values: profileWrites });
-    }
-    if (platformKey !== undefined) await saveCustomValues(trx, userId, platformKey, customWrites);
-
-    const after = await readOnboardingState(trx, cache, { userId, platformKey });
-    const missing = missingOf(schema, after.values);
-    if (platformKey === undefined) {
-      return statusOf(undefined, missing, version, false);
-    }
-    let membership = await lockMembership(trx, userId, platformKey);
-    const anyMissing = missing.global.length + missing.platform.length > 0;
-    if (membership.status === 'NOT_STARTED' || (membership.status === 'COMPLETE' && anyMissing)) {
-      membership = await setMembershipStatus(trx, userId, platformKey, 'IN_PROGRESS');
-    }
-    return statusOf(membership, missing, version, true);
+    if (platformKey !== undefined) await saveCustomValues(trx, userId, platformKey, writes.custom);
+    return statusAfterSave(trx, cache, schema, { userId, platformKey }, versions.requirement);
   });
+}
+
+/**
+ * Locks the scope's schema versions for the transaction; a save made against another
+ * requirementVersion than the current one is 404 (the schema changed).
+ */
+async function holdRequirementVersions(
+  trx: Knex.Transaction,
+  platformKey: string | undefined,
+  requested: number | undefined,
+): Promise<{ global: number; platform: number | undefined; requirement: number }> {
+  const scope = platformKey === undefined ? undefined : platformSchema(platformKey);
+  const versions = await lockSchemaVersions(
+    trx,
+    scope === undefined ? [GLOBAL_SCHEMA] : [GLOBAL_SCHEMA, scope],
+  );
+  const global = versions.get(GLOBAL_SCHEMA) ?? 0;
+  const platform = scope === undefined ? undefined : (versions.get(scope) ?? 0);
+  const requirement = platform ?? global;
+  if (requested !== undefined && requested !== requirement) {
+    throw schemaChanged({ requirementVersion: requirement });
+  }
+  return { global, platform, requirement };
+}
+
+type ValueWrites = {
+  profile: Partial<ProfileValues>;
+  custom: { definitionId: string; value: FieldValue }[];
+};
+
+/**
+ * The sent values, each checked against every definition it feeds and sorted into profile
+ * and custom writes; 400 naming each offending field, 404 for a field archived meanwhile.
+ */
+async function validatedWrites(
+  trx: Knex.Transaction,
+  schema: ActiveSchema,
+  platformKey: string | undefined,
+  values: Readonly<Record<string, unknown>>,
+): Promise<ValueWrites> {
+  const targets = saveTargets(schema);
+  const issues: ValueIssue[] = [];
+  const writes: ValueWrites = { profile: {}, custom: [] };
+  // Read only when a key matches no active field: the common save needs no extra query.
+  let archived: Set<string> | undefined;
+  for (const [fieldKey, raw] of Object.entries(values)) {
+    const target = targets.get(fieldKey);
+    const issue = (message: string) =>
+      issues.push({ location: 'body', path: `values.${fieldKey}`, fieldKey, message });
+    if (target === undefined) {
+      archived ??= await archivedKeys(trx, platformKey);
+      if (archived.has(fieldKey)) throw schemaChanged({ fieldKey });
+      issue('is not a field of this onboarding schema');
+      continue;
+    }
+    const problem = addWrite(writes, target, raw);
+    if (problem !== undefined) issue(problem);
+  }
+  if (issues.length > 0) {
+    throw new GatewayError('VALIDATION_ERROR', 'Invalid onboarding values.', {
+      details: { issues },
+    });
+  }
+  return writes;
+}
+
+/** Adds one valid value to `writes`; otherwise answers what is wrong with it. */
+function addWrite(writes: ValueWrites, target: SaveTarget, raw: unknown): string | undefined {
+  const results = target.rules.map((rules) => validateFieldValue(rules, raw));
+  const failed = results.find((result) => !result.ok);
+  if (failed !== undefined && !failed.ok) return failed.message;
+  const first = results[0];
+  const value = first !== undefined && first.ok ? first.value : null;
+  if (!('profileKey' in target.store)) {
+    writes.custom.push({ definitionId: target.store.definitionId, value });
+    return undefined;
+  }
+  const key = target.store.profileKey;
+  const text = value === null ? null : String(value);
+  if (key in writes.profile && writes.profile[key] !== text) {
+    return `conflicts with another value sent for the profile field ${key}`;
+  }
+  writes.profile[key] = text;
+  return undefined;
+}
+
+/**
+ * The status after a save. A platform save moves NOT_STARTED to IN_PROGRESS, and COMPLETE to
+ * IN_PROGRESS when a required field became empty.
+ */
+async function statusAfterSave(
+  trx: Knex.Transaction,
+  cache: SchemaCache,
+  schema: ActiveSchema,
+  who: { userId: string; platformKey: string | undefined },
+  version: number,
+): Promise<OnboardingStatus> {
+  const { userId, platformKey } = who;
+  const after = await readOnboardingState(trx, cache, { userId, platformKey });
+  const missing = missingOf(schema, after.values);
+  if (platformKey === undefined) {
+    return statusOf(undefined, missing, version, false);
+  }
+  let membership = await lockMembership(trx, userId, platformKey);
+  const anyMissing = missing.global.length + missing.platform.length > 0;
+  if (membership.status === 'NOT_STARTED' || (membership.status === 'COMPLETE' && anyMissing)) {
+    membership = await setMembershipStatus(trx, userId, platformKey, 'IN_PROGRESS');
+  }
+  return statusOf(membership, missing, version, true);
 }
 
 async function saveCustomValues(
