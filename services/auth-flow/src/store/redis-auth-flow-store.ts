@@ -3,6 +3,7 @@ import { ciphertextFromBytes, ciphertextToBytes } from '@gateway/crypto';
 import type {
   AuthFlowStore,
   BindResult,
+  BoundSessionRequest,
   BoundSessionResult,
   HandoffRecord,
   IssueResult,
@@ -49,6 +50,15 @@ const key = {
 
 type ScriptArg = string | number | Buffer;
 type ScriptCall = (...args: ScriptArg[]) => Promise<unknown>;
+type RunScript = (
+  script: ScriptDefinition,
+  keys: string[],
+  args: ScriptArg[],
+  replies?: 'text' | 'bytes',
+) => Promise<unknown>;
+
+/** What every operation uses: the connection, its key prefix and the defined scripts. */
+type Connection = { redis: Redis; prefix: string; run: RunScript };
 
 /**
  * The store on Redis (split mode). Every key is written with PEXPIREAT/PXAT, so Redis expires
@@ -56,169 +66,191 @@ type ScriptCall = (...args: ScriptArg[]) => Promise<unknown>;
  * keyPrefix applies to every key.
  */
 export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
-  const prefix = redis.options.keyPrefix ?? '';
   const scripts = defineScripts(redis);
-  const run = (
-    script: ScriptDefinition,
-    keys: string[],
-    args: ScriptArg[],
-    replies: 'text' | 'bytes' = 'text',
-  ): Promise<unknown> => {
+  const run: RunScript = (script, keys, args, replies = 'text') => {
     const name = replies === 'bytes' ? `${script.name}Buffer` : script.name;
     const call = scripts.get(name);
     if (!call) throw new Error(`Script ${name} is not defined`);
     return call(...keys, ...args);
   };
-
+  const connection: Connection = { redis, prefix: redis.options.keyPrefix ?? '', run };
   return {
     kind: 'redis',
-
     async ping() {
       await redis.ping();
     },
-
-    async createTransaction(record) {
-      checkTransaction(record);
-      const optional: string[] = [];
-      if (record.consumedAt !== null) optional.push('c', String(record.consumedAt));
-      if (record.userId !== null) optional.push('u', record.userId);
-      if (record.sessionId !== null) optional.push('s', record.sessionId);
-      const created = await run(
-        createTransactionScript,
-        [key.transaction(record.id), key.transactionByState(record.stateHash)],
-        [record.id, encodeTransactionData(record), String(record.expiresAt), ...optional],
-      );
-      if (created !== 1) {
-        throw new Error('A transaction with this id or state hash already exists');
-      }
-    },
-
-    async consumeTransaction(stateHash, now) {
-      const reply = await run(
-        consumeTransactionScript,
-        [key.transactionByState(stateHash)],
-        [prefix, String(now)],
-      );
-      if (reply === null) return undefined;
-      return decodeTransaction(pairsToRecord(reply));
-    },
-
-    async getTransaction(id) {
-      if (!isUuid(id)) return undefined;
-      const fields = await redis.hgetall(key.transaction(id));
-      if (fields.d === undefined) return undefined;
-      const record = decodeTransaction(fields);
-      return Date.now() < record.expiresAt ? record : undefined;
-    },
-
-    async bindTransaction(id, binding) {
-      if (!isUuid(id)) return 'not_found';
-      const reply = await run(
-        bindTransactionScript,
-        [key.transaction(id)],
-        [String(Date.now()), binding.userId, binding.sessionId, String(binding.keepUntil)],
-      );
-      return asBindResult(reply);
-    },
-
-    async issueHandoff(record) {
-      checkHandoff(record);
-      const reply = await run(
-        issueHandoffScript,
-        [
-          key.handoff(record.codeHash),
-          key.handoffIssued(record.transactionId),
-          key.transaction(record.transactionId),
-        ],
-        [encodeHandoff(record), String(record.expiresAt)],
-      );
-      return asIssueResult(reply);
-    },
-
+    createTransaction: (record) => createTransaction(connection, record),
+    consumeTransaction: (stateHash, now) => consumeTransaction(connection, stateHash, now),
+    getTransaction: (id) => getTransaction(connection, id),
+    bindTransaction: (id, binding) => bindTransaction(connection, id, binding),
+    issueHandoff: (record) => issueHandoff(connection, record),
     async redeemHandoff(codeHash, now, presenter) {
       const reply = await run(
         redeemHandoffScript,
         [key.handoff(codeHash)],
-        [prefix, String(now), presenter.platformKey, presenter.callbackUrl],
+        [connection.prefix, String(now), presenter.platformKey, presenter.callbackUrl],
       );
       return decodeRedeemed(codeHash, reply);
     },
-
-    async createBoundSession(request) {
-      checkBoundSession(request);
-      const { session, handoff } = request;
-      const reply = await run(
-        createBoundSessionScript,
-        [
-          key.transaction(request.transactionId),
-          key.session(session.tokenHash),
-          key.userSessions(session.userId),
-          key.handoff(handoff?.codeHash ?? ''),
-          key.handoffIssued(request.transactionId),
-        ],
-        [
-          String(Date.now()),
-          session.userId,
-          session.id,
-          String(request.keepUntil),
-          encodeSession(session),
-          String(session.expiresAt),
-          session.tokenHash,
-          handoff === undefined ? '' : encodeHandoff(handoff),
-          handoff === undefined ? '' : String(handoff.expiresAt),
-        ],
-      );
-      return asBoundSessionResult(reply);
-    },
-
-    async createSession(record) {
-      checkSession(record);
-      await run(
-        createSessionScript,
-        [key.session(record.tokenHash), key.userSessions(record.userId)],
-        [encodeSession(record), String(record.expiresAt), record.tokenHash, String(Date.now())],
-      );
-    },
-
-    async getSession(tokenHash, now) {
-      const value = await redis.getBuffer(key.session(tokenHash));
-      if (value === null) return undefined;
-      const record = decodeSession(tokenHash, value);
-      return now < record.expiresAt ? record : undefined;
-    },
-
-    async revokeSession(tokenHash, now) {
-      const reply = await run(
-        revokeSessionScript,
-        [key.session(tokenHash)],
-        [prefix, String(now), tokenHash],
-        'bytes',
-      );
-      if (reply === null) return undefined;
-      if (!Buffer.isBuffer(reply)) throw new Error('Malformed session in Redis');
-      return decodeSession(tokenHash, reply);
-    },
-
-    async revokeUserSessions(userId, now) {
-      if (!isUuid(userId)) return 0;
-      const reply = await run(
-        revokeUserSessionsScript,
-        [key.userSessions(userId)],
-        [prefix, String(now)],
-      );
-      return asCount(reply);
-    },
-
-    async stripUserPermissions(userId) {
-      if (!isUuid(userId)) return 0;
-      const reply = await run(
-        stripUserPermissionsScript,
-        [key.userSessions(userId)],
-        [prefix, String(Date.now())],
-      );
-      return asCount(reply);
-    },
+    createBoundSession: (request) => createBoundSession(connection, request),
+    createSession: (record) => createSession(connection, record),
+    getSession: (tokenHash, now) => getSession(connection, tokenHash, now),
+    revokeSession: (tokenHash, now) => revokeSession(connection, tokenHash, now),
+    revokeUserSessions: (userId, now) => revokeSessionsOf(connection, userId, now, 'revoke'),
+    stripUserPermissions: (userId) => revokeSessionsOf(connection, userId, Date.now(), 'strip'),
   };
+}
+
+// --- Transactions ------------------------------------------------------------------------------
+
+async function createTransaction({ run }: Connection, record: TransactionRecord): Promise<void> {
+  checkTransaction(record);
+  const optional: string[] = [];
+  if (record.consumedAt !== null) optional.push('c', String(record.consumedAt));
+  if (record.userId !== null) optional.push('u', record.userId);
+  if (record.sessionId !== null) optional.push('s', record.sessionId);
+  const created = await run(
+    createTransactionScript,
+    [key.transaction(record.id), key.transactionByState(record.stateHash)],
+    [record.id, encodeTransactionData(record), String(record.expiresAt), ...optional],
+  );
+  if (created !== 1) {
+    throw new Error('A transaction with this id or state hash already exists');
+  }
+}
+
+async function consumeTransaction(
+  { run, prefix }: Connection,
+  stateHash: string,
+  now: number,
+): Promise<TransactionRecord | undefined> {
+  const reply = await run(
+    consumeTransactionScript,
+    [key.transactionByState(stateHash)],
+    [prefix, String(now)],
+  );
+  if (reply === null) return undefined;
+  return decodeTransaction(pairsToRecord(reply));
+}
+
+async function getTransaction(
+  { redis }: Connection,
+  id: string,
+): Promise<TransactionRecord | undefined> {
+  if (!isUuid(id)) return undefined;
+  const fields = await redis.hgetall(key.transaction(id));
+  if (fields.d === undefined) return undefined;
+  const record = decodeTransaction(fields);
+  return Date.now() < record.expiresAt ? record : undefined;
+}
+
+async function bindTransaction(
+  { run }: Connection,
+  id: string,
+  binding: { userId: string; sessionId: string; keepUntil: number },
+): Promise<BindResult> {
+  if (!isUuid(id)) return 'not_found';
+  const reply = await run(
+    bindTransactionScript,
+    [key.transaction(id)],
+    [String(Date.now()), binding.userId, binding.sessionId, String(binding.keepUntil)],
+  );
+  return asBindResult(reply);
+}
+
+// --- Handoffs and sessions ---------------------------------------------------------------------
+
+async function issueHandoff({ run }: Connection, record: HandoffRecord): Promise<IssueResult> {
+  checkHandoff(record);
+  const reply = await run(
+    issueHandoffScript,
+    [
+      key.handoff(record.codeHash),
+      key.handoffIssued(record.transactionId),
+      key.transaction(record.transactionId),
+    ],
+    [encodeHandoff(record), String(record.expiresAt)],
+  );
+  return asIssueResult(reply);
+}
+
+async function createBoundSession(
+  { run }: Connection,
+  request: BoundSessionRequest,
+): Promise<BoundSessionResult> {
+  checkBoundSession(request);
+  const { session, handoff } = request;
+  const reply = await run(
+    createBoundSessionScript,
+    [
+      key.transaction(request.transactionId),
+      key.session(session.tokenHash),
+      key.userSessions(session.userId),
+      key.handoff(handoff?.codeHash ?? ''),
+      key.handoffIssued(request.transactionId),
+    ],
+    [
+      String(Date.now()),
+      session.userId,
+      session.id,
+      String(request.keepUntil),
+      encodeSession(session),
+      String(session.expiresAt),
+      session.tokenHash,
+      handoff === undefined ? '' : encodeHandoff(handoff),
+      handoff === undefined ? '' : String(handoff.expiresAt),
+    ],
+  );
+  return asBoundSessionResult(reply);
+}
+
+async function createSession({ run }: Connection, record: SessionRecord): Promise<void> {
+  checkSession(record);
+  await run(
+    createSessionScript,
+    [key.session(record.tokenHash), key.userSessions(record.userId)],
+    [encodeSession(record), String(record.expiresAt), record.tokenHash, String(Date.now())],
+  );
+}
+
+async function getSession(
+  { redis }: Connection,
+  tokenHash: string,
+  now: number,
+): Promise<SessionRecord | undefined> {
+  const value = await redis.getBuffer(key.session(tokenHash));
+  if (value === null) return undefined;
+  const record = decodeSession(tokenHash, value);
+  return now < record.expiresAt ? record : undefined;
+}
+
+async function revokeSession(
+  { run, prefix }: Connection,
+  tokenHash: string,
+  now: number,
+): Promise<SessionRecord | undefined> {
+  const reply = await run(
+    revokeSessionScript,
+    [key.session(tokenHash)],
+    [prefix, String(now), tokenHash],
+    'bytes',
+  );
+  if (reply === null) return undefined;
+  if (!Buffer.isBuffer(reply)) throw new Error('Malformed session in Redis');
+  return decodeSession(tokenHash, reply);
+}
+
+/** Revokes the user's live sessions, or strips their permissions; answers how many. */
+async function revokeSessionsOf(
+  { run, prefix }: Connection,
+  userId: string,
+  now: number,
+  action: 'revoke' | 'strip',
+): Promise<number> {
+  if (!isUuid(userId)) return 0;
+  const script = action === 'revoke' ? revokeUserSessionsScript : stripUserPermissionsScript;
+  const reply = await run(script, [key.userSessions(userId)], [prefix, String(now)]);
+  return asCount(reply);
 }
 
 /** Defines the scripts on this connection (once per name) and returns their callers. */

@@ -2,9 +2,12 @@ import type { Database } from '@gateway/db';
 import { isUniqueViolation, toCount } from '@gateway/db';
 import type {
   AuthFlowStore,
+  BindResult,
   BoundSessionRequest,
   BoundSessionResult,
+  HandoffPresenter,
   HandoffRecord,
+  IssueResult,
   OnboardingMode,
   RedeemedHandoff,
   SessionRecord,
@@ -50,189 +53,232 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
   const { knex } = db;
   return {
     kind: 'sql',
-
     ping: () => db.ping(),
-
-    async createTransaction(record) {
-      checkTransaction(record);
-      await knex(TRANSACTIONS).insert({
-        id: record.id,
-        state_hash: record.stateHash,
-        nonce_hash: record.nonceHash,
-        pkce_verifier_encrypted: record.pkceVerifierEncrypted,
-        platform_id: record.platformId,
-        platform_key: record.platformKey,
-        environment_key: record.environmentKey,
-        onboarding_mode: record.onboardingMode,
-        central_onboarding_enabled: record.centralOnboardingEnabled,
-        redirect_pair_id: record.redirectPairId,
-        callback_url: record.callbackUrl,
-        return_to: record.returnTo,
-        created_at: new Date(record.createdAt),
-        expires_at: new Date(record.expiresAt),
-        consumed_at: dateOrNull(record.consumedAt),
-        user_id: record.userId,
-        session_id: record.sessionId,
-      });
-    },
-
-    async consumeTransaction(stateHash, now) {
-      const at = new Date(now);
-      const rows: TransactionRow[] = await knex(TRANSACTIONS)
-        .update({ consumed_at: at })
-        .where({ state_hash: stateHash })
-        .whereNull('consumed_at')
-        .andWhere('expires_at', '>', at)
-        .returning('*');
-      return rows[0] && toTransaction(rows[0]);
-    },
-
-    async getTransaction(id) {
-      if (!isUuid(id)) return undefined;
-      const row: TransactionRow | undefined = await knex(TRANSACTIONS)
-        .where({ id })
-        .andWhere('expires_at', '>', new Date())
-        .first();
-      return row && toTransaction(row);
-    },
-
-    async bindTransaction(id, binding) {
-      if (!isUuid(id)) return 'not_found';
-      const now = new Date();
-      // One statement: the CTE's UPDATE binds only an unbound row; the outer SELECT reads the
-      // statement's snapshot (before the update) to tell "already bound" from "not found".
-      const result = await knex.raw<{ rows: Array<{ bound: unknown; present: unknown }> }>(
-        `with bound as (
-           update ${TRANSACTIONS}
-              set user_id = ?, session_id = ?, expires_at = greatest(expires_at, ?)
-            where id = ? and consumed_at is not null and user_id is null and expires_at > ?
-           returning id
-         )
-         select (select count(*) from bound) as bound,
-                (select count(*) from ${TRANSACTIONS}
-                  where id = ? and consumed_at is not null and expires_at > ?) as present`,
-        [binding.userId, binding.sessionId, new Date(binding.keepUntil), id, now, id, now],
-      );
-      const row = result.rows[0];
-      if (row && toCount(row.bound) === 1) return 'bound';
-      return row && toCount(row.present) === 1 ? 'already_bound' : 'not_found';
-    },
-
-    async issueHandoff(record) {
-      checkHandoff(record);
-      const rows: Array<{ code_hash: string }> = await knex(HANDOFFS)
-        .insert(handoffRow(record))
-        .onConflict('transaction_id')
-        .ignore()
-        .returning('code_hash');
-      return rows.length === 1 ? 'issued' : 'conflict';
-    },
-
-    async redeemHandoff(codeHash, now, presenter) {
-      const at = new Date(now);
-      // One statement: marks the row redeemed and clears the encrypted token (the self-join
-      // hands back the token as it was before the update), and reads the session it names,
-      // if still live, in the same snapshot (spec 3.2, 4.4).
-      const result = await knex.raw<{ rows: RedeemedRow[] }>(
-        `with redeemed as (
-           update ${HANDOFFS} as h
-              set redeemed_at = ?, session_token_encrypted = null
-             from ${HANDOFFS} as old
-            where h.code_hash = ? and old.code_hash = h.code_hash
-              and h.redeemed_at is null and h.expires_at > ?
-              and h.platform_key = ? and h.callback_url = ?
-           returning h.code_hash, h.transaction_id, h.platform_id, h.platform_key,
-                     h.callback_url, h.user_id, h.session_id, old.session_token_encrypted,
-                     h.session_token_hash, h.snapshot, h.created_at, h.expires_at
-         )
-         select r.*, s.expires_at as session_expires_at, s.permissions as session_permissions
-           from redeemed r
-           left join ${SESSIONS} s
-             on s.token_hash = r.session_token_hash and s.revoked_at is null
-            and s.expires_at > ?`,
-        [at, codeHash, at, presenter.platformKey, presenter.callbackUrl, at],
-      );
-      const row = result.rows[0];
-      if (row === undefined) return undefined;
-      const handoff = toHandoff(row);
-      if (handoff.sessionTokenHash === undefined) return handoff;
-      // The code is spent; its session was revoked or expired since issuance.
-      if (row.session_expires_at === null) return undefined;
-      return {
-        ...handoff,
-        session: {
-          expiresAt: row.session_expires_at.getTime(),
-          permissions: readPermissions(row.session_permissions),
-        },
-      } satisfies RedeemedHandoff;
-    },
-
+    createTransaction: (record) => createTransaction(knex, record),
+    consumeTransaction: (stateHash, now) => consumeTransaction(knex, stateHash, now),
+    getTransaction: (id) => getTransaction(knex, id),
+    bindTransaction: (id, binding) => bindTransaction(knex, id, binding),
+    issueHandoff: (record) => issueHandoff(knex, record),
+    redeemHandoff: (codeHash, now, presenter) => redeemHandoff(knex, codeHash, now, presenter),
     async createSession(record) {
       checkSession(record);
       await knex(SESSIONS).insert(sessionRow(record));
     },
-
     async createBoundSession(request) {
       checkBoundSession(request);
       return createBoundSession(knex, request);
     },
+    getSession: (tokenHash, now) => getSession(knex, tokenHash, now),
+    revokeSession: (tokenHash, now) => revokeSession(knex, tokenHash, now),
+    revokeUserSessions: (userId, now) => revokeUserSessions(knex, userId, now),
+    stripUserPermissions: (userId) => stripUserPermissions(knex, userId),
+    purgeExpired: (now) => purgeExpired(knex, now),
+  };
+}
 
-    async getSession(tokenHash, now) {
-      const row: SessionRow | undefined = await liveSessions(knex, new Date(now))
-        .where({ token_hash: tokenHash })
-        .first();
-      return row && toSession(row);
-    },
+// --- Transactions ------------------------------------------------------------------------------
 
-    async revokeSession(tokenHash, now) {
-      const at = new Date(now);
-      const rows: SessionRow[] = await liveSessions(knex, at)
-        .where({ token_hash: tokenHash })
-        .update({ revoked_at: at })
-        .returning('*');
-      return rows[0] && toSession(rows[0]);
-    },
+async function createTransaction(knex: Knex, record: TransactionRecord): Promise<void> {
+  checkTransaction(record);
+  await knex(TRANSACTIONS).insert({
+    id: record.id,
+    state_hash: record.stateHash,
+    nonce_hash: record.nonceHash,
+    pkce_verifier_encrypted: record.pkceVerifierEncrypted,
+    platform_id: record.platformId,
+    platform_key: record.platformKey,
+    environment_key: record.environmentKey,
+    onboarding_mode: record.onboardingMode,
+    central_onboarding_enabled: record.centralOnboardingEnabled,
+    redirect_pair_id: record.redirectPairId,
+    callback_url: record.callbackUrl,
+    return_to: record.returnTo,
+    created_at: new Date(record.createdAt),
+    expires_at: new Date(record.expiresAt),
+    consumed_at: dateOrNull(record.consumedAt),
+    user_id: record.userId,
+    session_id: record.sessionId,
+  });
+}
 
-    async revokeUserSessions(userId, now) {
-      if (!isUuid(userId)) return 0;
-      const at = new Date(now);
-      const rows: Array<{ id: string }> = await liveSessions(knex, at)
-        .where({ user_id: userId })
-        .update({ revoked_at: at })
-        .returning('id');
-      return rows.length;
-    },
+async function consumeTransaction(
+  knex: Knex,
+  stateHash: string,
+  now: number,
+): Promise<TransactionRecord | undefined> {
+  const at = new Date(now);
+  const rows: TransactionRow[] = await knex(TRANSACTIONS)
+    .update({ consumed_at: at })
+    .where({ state_hash: stateHash })
+    .whereNull('consumed_at')
+    .andWhere('expires_at', '>', at)
+    .returning('*');
+  return rows[0] && toTransaction(rows[0]);
+}
 
-    async stripUserPermissions(userId) {
-      if (!isUuid(userId)) return 0;
-      const rows: Array<{ id: string }> = await liveSessions(knex, new Date())
-        .where({ user_id: userId })
-        .andWhereRaw("permissions <> '[]'::jsonb")
-        .update({ permissions: '[]' })
-        .returning('id');
-      return rows.length;
-    },
+async function getTransaction(knex: Knex, id: string): Promise<TransactionRecord | undefined> {
+  if (!isUuid(id)) return undefined;
+  const row: TransactionRow | undefined = await knex(TRANSACTIONS)
+    .where({ id })
+    .andWhere('expires_at', '>', new Date())
+    .first();
+  return row && toTransaction(row);
+}
 
-    async purgeExpired(now) {
-      const at = new Date(now);
-      const handoffs = await knex(HANDOFFS)
-        .where('expires_at', '<=', at)
-        .whereNotExists((query) => {
-          query
-            .select(knex.raw('1'))
-            .from(`${TRANSACTIONS} as t`)
-            .whereRaw(`t.id = ${HANDOFFS}.transaction_id`)
-            .andWhere('t.expires_at', '>', at);
-        })
-        .del();
-      const transactions = await knex(TRANSACTIONS).where('expires_at', '<=', at).del();
-      const sessions = await knex(SESSIONS)
-        .where('expires_at', '<=', at)
-        .orWhereNotNull('revoked_at')
-        .del();
-      return { transactions, handoffs, sessions };
+async function bindTransaction(
+  knex: Knex,
+  id: string,
+  binding: { userId: string; sessionId: string; keepUntil: number },
+): Promise<BindResult> {
+  if (!isUuid(id)) return 'not_found';
+  const now = new Date();
+  // One statement: the CTE's UPDATE binds only an unbound row; the outer SELECT reads the
+  // statement's snapshot (before the update) to tell "already bound" from "not found".
+  const result = await knex.raw<{ rows: Array<{ bound: unknown; present: unknown }> }>(
+    `with bound as (
+       update ${TRANSACTIONS}
+          set user_id = ?, session_id = ?, expires_at = greatest(expires_at, ?)
+        where id = ? and consumed_at is not null and user_id is null and expires_at > ?
+       returning id
+     )
+     select (select count(*) from bound) as bound,
+            (select count(*) from ${TRANSACTIONS}
+              where id = ? and consumed_at is not null and expires_at > ?) as present`,
+    [binding.userId, binding.sessionId, new Date(binding.keepUntil), id, now, id, now],
+  );
+  const row = result.rows[0];
+  if (row && toCount(row.bound) === 1) return 'bound';
+  return row && toCount(row.present) === 1 ? 'already_bound' : 'not_found';
+}
+
+// --- Handoffs ----------------------------------------------------------------------------------
+
+async function issueHandoff(knex: Knex, record: HandoffRecord): Promise<IssueResult> {
+  checkHandoff(record);
+  const rows: Array<{ code_hash: string }> = await knex(HANDOFFS)
+    .insert(handoffRow(record))
+    .onConflict('transaction_id')
+    .ignore()
+    .returning('code_hash');
+  return rows.length === 1 ? 'issued' : 'conflict';
+}
+
+/**
+ * One statement: marks the row redeemed and clears the encrypted token (the self-join hands
+ * back the token as it was before the update), and reads the session it names, if still
+ * live, in the same snapshot (spec 3.2, 4.4).
+ */
+const REDEEM_HANDOFF = `with redeemed as (
+    update ${HANDOFFS} as h
+       set redeemed_at = ?, session_token_encrypted = null
+      from ${HANDOFFS} as old
+     where h.code_hash = ? and old.code_hash = h.code_hash
+       and h.redeemed_at is null and h.expires_at > ?
+       and h.platform_key = ? and h.callback_url = ?
+    returning h.code_hash, h.transaction_id, h.platform_id, h.platform_key,
+              h.callback_url, h.user_id, h.session_id, old.session_token_encrypted,
+              h.session_token_hash, h.snapshot, h.created_at, h.expires_at
+  )
+  select r.*, s.expires_at as session_expires_at, s.permissions as session_permissions
+    from redeemed r
+    left join ${SESSIONS} s
+      on s.token_hash = r.session_token_hash and s.revoked_at is null
+     and s.expires_at > ?`;
+
+async function redeemHandoff(
+  knex: Knex,
+  codeHash: string,
+  now: number,
+  presenter: HandoffPresenter,
+): Promise<RedeemedHandoff | undefined> {
+  const at = new Date(now);
+  const result = await knex.raw<{ rows: RedeemedRow[] }>(REDEEM_HANDOFF, [
+    at,
+    codeHash,
+    at,
+    presenter.platformKey,
+    presenter.callbackUrl,
+    at,
+  ]);
+  const row = result.rows[0];
+  if (row === undefined) return undefined;
+  const handoff = toHandoff(row);
+  if (handoff.sessionTokenHash === undefined) return handoff;
+  // The code is spent; its session was revoked or expired since issuance.
+  if (row.session_expires_at === null) return undefined;
+  return {
+    ...handoff,
+    session: {
+      expiresAt: row.session_expires_at.getTime(),
+      permissions: readPermissions(row.session_permissions),
     },
   };
+}
+
+// --- Sessions ----------------------------------------------------------------------------------
+
+async function getSession(
+  knex: Knex,
+  tokenHash: string,
+  now: number,
+): Promise<SessionRecord | undefined> {
+  const row: SessionRow | undefined = await liveSessions(knex, new Date(now))
+    .where({ token_hash: tokenHash })
+    .first();
+  return row && toSession(row);
+}
+
+async function revokeSession(
+  knex: Knex,
+  tokenHash: string,
+  now: number,
+): Promise<SessionRecord | undefined> {
+  const at = new Date(now);
+  const rows: SessionRow[] = await liveSessions(knex, at)
+    .where({ token_hash: tokenHash })
+    .update({ revoked_at: at })
+    .returning('*');
+  return rows[0] && toSession(rows[0]);
+}
+
+async function revokeUserSessions(knex: Knex, userId: string, now: number): Promise<number> {
+  if (!isUuid(userId)) return 0;
+  const at = new Date(now);
+  const rows: Array<{ id: string }> = await liveSessions(knex, at)
+    .where({ user_id: userId })
+    .update({ revoked_at: at })
+    .returning('id');
+  return rows.length;
+}
+
+async function stripUserPermissions(knex: Knex, userId: string): Promise<number> {
+  if (!isUuid(userId)) return 0;
+  const rows: Array<{ id: string }> = await liveSessions(knex, new Date())
+    .where({ user_id: userId })
+    .andWhereRaw("permissions <> '[]'::jsonb")
+    .update({ permissions: '[]' })
+    .returning('id');
+  return rows.length;
+}
+
+async function purgeExpired(knex: Knex, now: number): Promise<PurgeResult> {
+  const at = new Date(now);
+  const handoffs = await knex(HANDOFFS)
+    .where('expires_at', '<=', at)
+    .whereNotExists((query) => {
+      query
+        .select(knex.raw('1'))
+        .from(`${TRANSACTIONS} as t`)
+        .whereRaw(`t.id = ${HANDOFFS}.transaction_id`)
+        .andWhere('t.expires_at', '>', at);
+    })
+    .del();
+  const transactions = await knex(TRANSACTIONS).where('expires_at', '<=', at).del();
+  const sessions = await knex(SESSIONS)
+    .where('expires_at', '<=', at)
+    .orWhereNotNull('revoked_at')
+    .del();
+  return { transactions, handoffs, sessions };
 }
 
 function liveSessions(knex: Knex, at: Date) {
