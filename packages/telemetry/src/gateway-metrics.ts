@@ -14,7 +14,12 @@ interface GatewayInstruments {
   readonly introspectResults: Counter;
   readonly dependencyErrors: Counter;
   readonly shedRequests: Counter;
+  readonly platformAuthenticationFailures: Counter;
 }
+
+/** What `gateway.platform_auth.failures` counts, by its `outcome` attribute. */
+export type PlatformAuthenticationFailureOutcome =
+  'unauthorized' | 'limited_address' | 'limited_client_id';
 
 let instruments: GatewayInstruments | undefined;
 
@@ -40,6 +45,10 @@ function createInstruments(): GatewayInstruments {
     shedRequests: meter.createCounter('gateway.http.server.shed', {
       description:
         'Requests refused with 503 at the bound of requests in flight, by operationId (not in gateway.http.server.duration).',
+    }),
+    platformAuthenticationFailures: meter.createCounter('gateway.platform_auth.failures', {
+      description:
+        'Failed platform Basic authentications by outcome: unauthorized (401), or limited_address / limited_client_id (429 by the back-off).',
     }),
   };
 }
@@ -82,6 +91,11 @@ function attributesBy(name: string): (value: string) => Attributes {
 }
 const signInOutcomeAttributes = attributesBy('outcome');
 const shedAttributes = attributesBy('operation');
+const platformAuthenticationOutcomes: Record<PlatformAuthenticationFailureOutcome, Attributes> = {
+  unauthorized: { outcome: 'unauthorized' },
+  limited_address: { outcome: 'limited_address' },
+  limited_client_id: { outcome: 'limited_client_id' },
+};
 
 /** Recording into the global meter provider; each is a no-op until startTelemetry runs. */
 export const gatewayMetrics = {
@@ -111,5 +125,12 @@ export const gatewayMetrics = {
   /** `gateway.http.server.shed`, `operation` = the spec's operationId. */
   recordShedRequest(operation: string): void {
     gatewayInstruments().shedRequests.add(1, shedAttributes(operation));
+  },
+  /** `gateway.platform_auth.failures`. */
+  recordPlatformAuthenticationFailure(outcome: PlatformAuthenticationFailureOutcome): void {
+    gatewayInstruments().platformAuthenticationFailures.add(
+      1,
+      platformAuthenticationOutcomes[outcome],
+    );
   },
 };

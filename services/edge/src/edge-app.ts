@@ -8,6 +8,11 @@ import { createAuthentication, type Authentication } from './auth/authentication
 import { createIssuerResolver } from './auth/issuer-resolver.js';
 import { createUserAuthentication } from './auth/user-authentication.js';
 import { createFailedPlatformAuthentications } from './auth/platform-authentication-failures.js';
+import {
+  createPlatformAuthenticationLimits,
+  PLATFORM_AUTHENTICATION_LIMITS,
+  type PlatformAuthenticationLimitSettings,
+} from './auth/platform-authentication-limits.js';
 import { createPlatformCredentialVerifier } from './http/basic-credentials.js';
 import { createCors, type Cors } from './http/cors.js';
 import { createEdgeServer } from './http/edge-server.js';
@@ -48,6 +53,8 @@ export type EdgeAppOptions = {
   changeFeed?: ChangeFeed;
   /** How long a request body may take to arrive; default BODY_DEADLINE_MS (tests shorten it). */
   bodyDeadlineMs?: number;
+  /** The back-off after failed platform authentications; default PLATFORM_AUTHENTICATION_LIMITS. */
+  platformAuthenticationLimits?: PlatformAuthenticationLimitSettings;
 };
 
 /** Every operation of the public contract, in the order /openapi.json describes them. */
@@ -115,6 +122,9 @@ export function createEdgeApp(options: EdgeAppOptions): RequestListener {
       logger,
       windowMs: config.platformAuthFailureWindowSeconds * 1000,
     }),
+    platformAuthenticationLimits: createPlatformAuthenticationLimits(
+      options.platformAuthenticationLimits ?? PLATFORM_AUTHENTICATION_LIMITS,
+    ),
     ...createCallerAuthentication(config, clients, feed, cors),
     isAllowedOrigin,
     cookie: { secure: config.production },

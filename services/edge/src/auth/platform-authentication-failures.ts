@@ -3,8 +3,15 @@ import type { RegistryService } from '@gateway/contracts';
 import type { Logger } from '@gateway/telemetry';
 import { parseBasicCredentials } from '../http/basic-credentials.js';
 
-/** Who presented refused platform credentials: the client id when one was readable. */
-export type FailedPlatformAuthentication = { clientId: string | undefined; address: string };
+/**
+ * Who presented refused platform credentials: the client id when one was readable. `limited`
+ * when the attempt was refused by the back-off (429) without its credentials being verified.
+ */
+export type FailedPlatformAuthentication = {
+  clientId: string | undefined;
+  address: string;
+  limited?: boolean;
+};
 
 export type FailedPlatformAuthentications = {
   /** Counts one refusal; cheap and synchronous, whatever the rate. */
@@ -17,6 +24,8 @@ type Tally = {
   targetType: 'platform_client' | 'address';
   key: string;
   count: number;
+  /** Of `count`, the attempts refused by the back-off. */
+  limited: number;
   addresses: Set<string>;
 };
 
@@ -34,7 +43,8 @@ export function presentedClientIdOf(authorization: string | undefined): string |
 /**
  * Refused platform Basic credentials, aggregated for the audit log: one
  * `platform.authentication_failed` record per client id (or per source address when no id
- * was readable) and window, carrying the count. Counting is in memory per edge process; a
+ * was readable) and window, carrying the count and, of it, how many attempts the back-off
+ * refused (`limited`). Counting is in memory per edge process; a
  * window opens with its first refusal and is written when it closes, so an idle edge runs
  * no timer. At most `maxKeys` keys are counted per window; refusals beyond them go to one
  * overflow record, so a flood of made-up client ids costs bounded memory and at most
@@ -58,7 +68,7 @@ export function createFailedPlatformAuthentications(options: {
     const id = `${targetType}:${key}`;
     let tally = tallies.get(id);
     if (tally === undefined && tallies.size < maxKeys) {
-      tally = { targetType, key, count: 0, addresses: new Set() };
+      tally = { targetType, key, count: 0, limited: 0, addresses: new Set() };
       tallies.set(id, tally);
     }
     return tally;
@@ -73,7 +83,13 @@ export function createFailedPlatformAuthentications(options: {
     tallies = new Map();
     overflow = 0;
     if (overflowed > 0) {
-      written.push({ targetType: 'address', key: '*', count: overflowed, addresses: new Set() });
+      written.push({
+        targetType: 'address',
+        key: '*',
+        count: overflowed,
+        limited: 0,
+        addresses: new Set(),
+      });
     }
     if (written.length === 0) return;
     try {
@@ -99,6 +115,7 @@ export function createFailedPlatformAuthentications(options: {
         windowStart: window.from,
         windowEnd: window.to,
         addresses: [...tally.addresses],
+        ...(tally.limited > 0 ? { limited: tally.limited } : {}),
         ...(tally.key === '*' ? { overflow: true } : {}),
       },
     });
@@ -117,6 +134,7 @@ export function createFailedPlatformAuthentications(options: {
         return;
       }
       tally.count += 1;
+      if (failure.limited === true) tally.limited += 1;
       if (tally.addresses.size < ADDRESSES_KEPT_PER_KEY) tally.addresses.add(failure.address);
     },
     flush,

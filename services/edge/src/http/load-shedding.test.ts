@@ -11,27 +11,57 @@ import { createLoadShedder } from './load-shedding.js';
 // Stands in for a ServerResponse: the shedder only listens for `finish` and `close`.
 const response = () => new EventEmitter() as unknown as ServerResponse;
 const quiet = createLogger({ service: 'test', level: 'silent' });
+const ADDRESS = '192.0.2.1';
 
 describe('createLoadShedder', () => {
   it('refuses at maxInFlight and admits again as requests finish or their connections close', () => {
     const shedder = createLoadShedder({ maxInFlight: 2, logger: quiet });
     const first = response();
     const second = response();
-    expect(shedder.admit(first)).toBe(true);
-    expect(shedder.admit(second)).toBe(true);
-    expect(shedder.admit(response())).toBe(false);
+    expect(shedder.admit(first, 'key', ADDRESS)).toBe(true);
+    expect(shedder.admit(second, 'key', ADDRESS)).toBe(true);
+    expect(shedder.admit(response(), 'key', ADDRESS)).toBe(false);
     first.emit('finish');
     first.emit('close'); // counted once
     expect(shedder.inFlight).toBe(1);
-    expect(shedder.admit(response())).toBe(true);
-    expect(shedder.admit(response())).toBe(false);
+    expect(shedder.admit(response(), 'key', ADDRESS)).toBe(true);
+    expect(shedder.admit(response(), 'key', ADDRESS)).toBe(false);
     second.emit('close'); // a dropped connection releases too
     expect(shedder.inFlight).toBe(1);
   });
 
   it('never refuses with maxInFlight 0', () => {
     const shedder = createLoadShedder({ maxInFlight: 0, logger: quiet });
-    for (let i = 0; i < 300; i += 1) expect(shedder.admit(response())).toBe(true);
+    for (let i = 0; i < 300; i += 1) expect(shedder.admit(response(), 'key', ADDRESS)).toBe(true);
+  });
+
+  it('lets a client alone fill the bound, and keeps a share beyond it for the others', () => {
+    const shedder = createLoadShedder({ maxInFlight: 8, logger: quiet });
+    const flood = Array.from({ length: 8 }, () => response());
+    for (const held of flood) expect(shedder.admit(held, undefined, 'flooder')).toBe(true);
+    expect(shedder.admit(response(), undefined, 'flooder')).toBe(false);
+    // A share (a quarter of 8) for each other address, up to a share beyond the bound.
+    expect(shedder.admit(response(), 'platform-a', 'a')).toBe(true);
+    expect(shedder.admit(response(), 'platform-a', 'a')).toBe(true);
+    expect(shedder.admit(response(), 'platform-a', 'a')).toBe(false);
+    expect(shedder.admit(response(), 'platform-b', 'b')).toBe(false);
+    expect(shedder.inFlight).toBe(10);
+    // Not alone any more: the flooder gets a slot again only below the bound minus a share.
+    for (const held of flood.slice(0, 3)) held.emit('finish');
+    expect(shedder.admit(response(), undefined, 'flooder')).toBe(false);
+    flood[3]?.emit('finish');
+    flood[4]?.emit('finish');
+    expect(shedder.admit(response(), undefined, 'flooder')).toBe(true);
+  });
+
+  it('bounds one credential from many addresses like one address', () => {
+    const shedder = createLoadShedder({ maxInFlight: 4, logger: quiet });
+    // Over its share (1 of 4) from the second address on: only below the bound minus a share.
+    for (const address of ['a', 'b', 'c']) {
+      expect(shedder.admit(response(), 'guessed', address)).toBe(true);
+    }
+    expect(shedder.admit(response(), 'guessed', 'd')).toBe(false);
+    expect(shedder.admit(response(), 'platform', 'e')).toBe(true);
   });
 });
 

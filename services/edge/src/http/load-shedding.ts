@@ -15,11 +15,12 @@ export const OVERLOADED = new GatewayError(
 
 export type LoadShedder = {
   /**
-   * Whether to take the request: false when `maxInFlight` requests are already in flight (the
-   * caller answers 503 at once). A taken request counts until its response finishes or its
-   * connection closes.
+   * Whether to take the request (else the caller answers 503 at once): `credential` is what
+   * the request authenticates with (its `Authorization` or `Cookie` header), `address` the
+   * client's address. A taken request counts until its response finishes or its connection
+   * closes. The rules are `createLoadShedder`'s.
    */
-  admit(res: ServerResponse): boolean;
+  admit(res: ServerResponse, credential: string | undefined, address: string): boolean;
   /**
    * Answers a request `admit` refused: the 503 above, written in one piece (the security
    * headers and the request id are on the response already), and counted (below) instead of
@@ -46,6 +47,15 @@ export type LoadShedder = {
  * answered with a prebuilt body, counted in `gateway.http.server.shed`, and logged as one
  * summary line per `reportEveryMs` while refusals happen (a line per refused request would
  * add work exactly when there is no CPU to spare).
+ *
+ * The slots are shared fairly between clients: each credential and each address has a share
+ * of a quarter of `maxInFlight` (docs/decisions.md). A client alone may fill `maxInFlight`,
+ * so one busy platform sees the bound it always had. A client at or over its share gets no
+ * slot while anybody else holds one and fewer than a share are free: a flood from one
+ * address or of one credential drains down to `maxInFlight` minus a share. A client under
+ * its share is taken up to a share beyond `maxInFlight`: those slots are kept for the
+ * clients a flood would otherwise lock out, so the edge holds at most 1.25 x `maxInFlight`.
+ * Deciding is a few map look-ups and no allocation beyond the release listener.
  */
 export function createLoadShedder(options: {
   maxInFlight: number;
@@ -53,7 +63,7 @@ export function createLoadShedder(options: {
   /** How often a summary of the refusals is logged while there are any; default 1 s. */
   reportEveryMs?: number;
 }): LoadShedder {
-  let inFlight = 0;
+  const fair = createFairSlots(options.maxInFlight);
   const body = Buffer.from(JSON.stringify(OVERLOADED.toBody()));
   const answerHeaders = [
     'Cache-Control',
@@ -76,14 +86,14 @@ export function createLoadShedder(options: {
     refused.clear();
   };
   return {
-    admit(res) {
-      if (options.maxInFlight > 0 && inFlight >= options.maxInFlight) return false;
-      inFlight += 1;
+    admit(res, credential, address) {
+      if (options.maxInFlight > 0 && !fair.mayTake(credential, address)) return false;
+      fair.take(credential, address);
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
-        inFlight -= 1;
+        fair.give(credential, address);
       };
       res.once('finish', release);
       res.once('close', release);
@@ -97,7 +107,43 @@ export function createLoadShedder(options: {
       report ??= setTimeout(reportRefusals, options.reportEveryMs ?? 1000).unref();
     },
     get inFlight() {
+      return fair.inFlight;
+    },
+  };
+}
+
+/** The slots in flight, counted in total, per credential and per address. */
+function createFairSlots(maxInFlight: number) {
+  const share = Math.max(1, Math.ceil(maxInFlight / 4));
+  const byCredential = new Map<string, number>();
+  const byAddress = new Map<string, number>();
+  let inFlight = 0;
+  const add = (counts: Map<string, number>, key: string, delta: number) => {
+    const count = (counts.get(key) ?? 0) + delta;
+    if (count === 0) counts.delete(key);
+    else counts.set(key, count);
+  };
+  return {
+    get inFlight() {
       return inFlight;
+    },
+    mayTake(credential: string | undefined, address: string): boolean {
+      if (inFlight >= maxInFlight + share) return false;
+      const ofAddress = byAddress.get(address) ?? 0;
+      const ofCredential = credential === undefined ? 0 : (byCredential.get(credential) ?? 0);
+      if (ofAddress < share && ofCredential < share) return true;
+      const alone = ofAddress === inFlight;
+      return inFlight < (alone ? maxInFlight : maxInFlight - share);
+    },
+    take(credential: string | undefined, address: string): void {
+      inFlight += 1;
+      add(byAddress, address, 1);
+      if (credential !== undefined) add(byCredential, credential, 1);
+    },
+    give(credential: string | undefined, address: string): void {
+      inFlight -= 1;
+      add(byAddress, address, -1);
+      if (credential !== undefined) add(byCredential, credential, -1);
     },
   };
 }

@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import { fromConnectError, GatewayError } from '@gateway/errors';
-import type { Logger } from '@gateway/telemetry';
+import { gatewayMetrics, type Logger } from '@gateway/telemetry';
 import type { Authentication } from '../auth/authentication.js';
 import {
   presentedClientIdOf,
   type FailedPlatformAuthentications,
 } from '../auth/platform-authentication-failures.js';
+import type { PlatformAuthenticationLimits } from '../auth/platform-authentication-limits.js';
 import type { UserAuthentication } from '../auth/user-authentication.js';
 import {
   basicChallengeFor,
@@ -29,7 +30,7 @@ import type {
 } from './operation.js';
 import { parseInput } from './operation.js';
 import { assertAllowedOrigin, isCookieWrite, isCookieWriteOf } from './origin-check.js';
-import type { RateLimiter } from './rate-limit.js';
+import { RateLimitedError, type RateLimiter } from './rate-limit.js';
 import {
   isJsonMediaType,
   JSON_BODY_LIMIT_BYTES,
@@ -57,6 +58,8 @@ export type OperationRunnerOptions = {
   credentials: PlatformCredentialVerifier;
   /** Counts refused platform credentials for the audit log (platform-authentication-failures.ts). */
   failedPlatformAuthentications?: FailedPlatformAuthentications;
+  /** The back-off after failed platform authentications (platform-authentication-limits.ts). */
+  platformAuthenticationLimits?: PlatformAuthenticationLimits;
   authentication: Authentication;
   userAuthentication: UserAuthentication;
   /** The CORS allowlist (spec 2.15), which is also the cookie-write Origin allowlist (5). */
@@ -91,10 +94,11 @@ type Stage = 'before-origin' | 'input' | 'handler';
  * The one way through the edge for every `/v1` operation, whatever the request carries.
  * Before it, edge-server.ts has set the security headers, the request id, the trace span
  * (named by operationId) and credentialed CORS. Then, in this order: the cache policy (so
- * error answers carry it too), rate limits, the Origin check of cookie writes, the whole
- * body (within the body deadline), load-shedding admission (a slot is taken only once the
- * body has arrived), authentication, validation, the handler, and the answer its response
- * policy describes; failures through the one error writer (error-handler.ts).
+ * error answers carry it too), rate limits and the back-off of failing platform callers,
+ * the Origin check of cookie writes, the whole body (within the body deadline), load-shedding
+ * admission (a slot is taken only once the body has arrived, from the share of the caller's
+ * credential and address), authentication, validation, the handler, and the answer its
+ * response policy describes; failures through the one error writer (error-handler.ts).
  */
 export function createOperationRunner(options: OperationRunnerOptions): OperationRunner {
   return (match, exchange) => runOperation(options, match, exchange);
@@ -109,21 +113,24 @@ async function runOperation(
   setOperationCachePolicy(res, operation.response);
   const sessionCookie = createSessionCookieChanges();
   let stage: Stage = 'before-origin';
+  const address = options.clientAddress(req);
   try {
     if (operation.rateLimit !== undefined) {
-      await options.limiter.check(operation.rateLimit, req, options.clientAddress(req));
+      await options.limiter.check(operation.rateLimit, req, address);
     }
+    if (operation.auth.kind === 'platform') refuseFailingPlatformCaller(options, req, address);
     if (isCookieWriteOf(operation.auth, req)) {
       await assertAllowedOrigin(req.headers.origin, options.isAllowedOrigin);
     }
     stage = 'input';
     const received = await receiveOperationBody(operation, req, options.bodyDeadlineMs);
-    if (operation.sheddable === true && !options.shedder.admit(res)) {
+    const credential = req.headers.authorization ?? req.headers.cookie;
+    if (operation.sheddable === true && !options.shedder.admit(res, credential, address)) {
       options.shedder.refuse(res, operation.operationId);
       return;
     }
     exchange.log();
-    const caller = await authenticate(options, operation.auth, req, res, params);
+    const caller = await authenticate(options, operation.auth, exchange, address, params);
     const input = {
       query: operation.query
         ? parseInput(operation.query, parseQuery(exchange), 'query')
@@ -148,20 +155,23 @@ async function runOperation(
 async function authenticate(
   options: OperationRunnerOptions,
   auth: OperationAuth,
-  req: IncomingMessage,
-  res: ServerResponse,
+  { req, res }: EdgeExchange,
+  address: string,
   params: Record<string, string>,
 ): Promise<CallerOf<OperationAuth>> {
   switch (auth.kind) {
     case 'public':
       return undefined;
     case 'platform':
-      return verifyPlatformCaller(options.credentials, req, res, auth.accept, () =>
+      return verifyPlatformCaller(options.credentials, req, res, auth.accept, () => {
+        const clientId = presentedClientIdOf(req.headers.authorization);
+        options.platformAuthenticationLimits?.recordFailure(address, clientId);
         options.failedPlatformAuthentications?.recordFailedPlatformAuthentication({
-          clientId: presentedClientIdOf(req.headers.authorization),
-          address: options.clientAddress(req),
-        }),
-      );
+          clientId,
+          address,
+        });
+        gatewayMetrics.recordPlatformAuthenticationFailure('unauthorized');
+      });
     case 'admin':
       return options.authentication.requirePermission(req, res, auth.permission);
     case 'platform-schema':
@@ -173,6 +183,31 @@ async function authenticate(
     case 'cookie':
       return { sessionToken: requireSessionCookieOf(req) };
   }
+}
+
+/**
+ * A platform caller in its back-off (platform-authentication-limits.ts) is refused before
+ * its body is read and its credentials are verified: 429 RATE_LIMITED with Retry-After,
+ * counted like a failed authentication in the audit log and the metric.
+ */
+function refuseFailingPlatformCaller(
+  options: OperationRunnerOptions,
+  req: IncomingMessage,
+  address: string,
+): void {
+  let clientId: string | undefined;
+  const clientIdOf = () => (clientId ??= presentedClientIdOf(req.headers.authorization));
+  const refusal = options.platformAuthenticationLimits?.check(address, clientIdOf);
+  if (refusal === undefined) return;
+  options.failedPlatformAuthentications?.recordFailedPlatformAuthentication({
+    clientId: clientIdOf(),
+    address,
+    limited: true,
+  });
+  gatewayMetrics.recordPlatformAuthenticationFailure(
+    refusal.limit === 'address' ? 'limited_address' : 'limited_client_id',
+  );
+  throw new RateLimitedError(refusal.retryAfterSeconds);
 }
 
 /** platformBasicAuth: 401 with the Basic challenge, 403 for a kind the operation refuses. */

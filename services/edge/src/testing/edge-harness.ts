@@ -3,6 +3,7 @@ import { createLocalChangeFeed, type ChangeFeed } from '@gateway/db';
 import { createServiceInterceptors, type ServiceTarget } from '@gateway/rpc';
 import { createLogger, type Logger } from '@gateway/telemetry';
 import { createEdgeApp } from '../edge-app.js';
+import type { PlatformAuthenticationLimitSettings } from '../auth/platform-authentication-limits.js';
 import type { RateLimitStore } from '../http/rate-limit-store.js';
 import { listen } from '../listen.js';
 import { createEdgeClients } from '../service-clients.js';
@@ -19,6 +20,14 @@ export type TestEdge = {
   close(): Promise<void>;
 };
 
+const NO_BACKOFF: PlatformAuthenticationLimitSettings = {
+  failuresBeforeBackoff: 0,
+  windowMs: 1,
+  firstBackoffMs: 1,
+  maxBackoffMs: 1,
+  maxKeys: 1,
+};
+
 /**
  * The real edge app on a free port, its service clients wired through Connect's router
  * transport (with the services' interceptors) to the fake registry and auth-flow services (and
@@ -26,7 +35,13 @@ export type TestEdge = {
  */
 export async function startTestEdge(
   env: { IDENTITY_ISSUER: string; CORS_ORIGINS?: string } & Record<string, string>,
-  options: { rateLimitStore?: RateLimitStore; logger?: Logger; bodyDeadlineMs?: number } = {},
+  options: {
+    rateLimitStore?: RateLimitStore;
+    logger?: Logger;
+    bodyDeadlineMs?: number;
+    /** Off unless a test asks: tests of a 401 answer meet no back-off from earlier ones. */
+    platformAuthenticationLimits?: PlatformAuthenticationLimitSettings;
+  } = {},
 ): Promise<TestEdge> {
   const changeFeed = createLocalChangeFeed();
   const registry = createFakeRegistry();
@@ -48,7 +63,14 @@ export async function startTestEdge(
     config.serviceCallTimeoutMs,
   );
   const server = await listen(
-    createEdgeApp({ config, logger, clients, changeFeed, ...options }),
+    createEdgeApp({
+      config,
+      logger,
+      clients,
+      changeFeed,
+      ...options,
+      platformAuthenticationLimits: options.platformAuthenticationLimits ?? NO_BACKOFF,
+    }),
     0,
     '127.0.0.1',
   );

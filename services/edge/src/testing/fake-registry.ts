@@ -41,6 +41,11 @@ export type FakeRegistry = {
   corsOrigins: string[];
   /** Client id → platform key, for VerifyPlatformCredential. Unknown ids are UNAUTHORIZED. */
   platformCredentials: Map<string, PlatformCredentialEntry>;
+  /**
+   * Verifications of unknown or wrong credentials answer only once this settles (recorded at
+   * once): refusals held in flight, as a registry slowed by a flood of guesses holds them.
+   */
+  refusalsWaitFor: Promise<void> | undefined;
   /** The next call (of any method) fails with this error. */
   failNextWith(error: GatewayError): void;
   reset(): void;
@@ -156,6 +161,7 @@ export function createFakeRegistry(): FakeRegistry {
     issuers: new Map(),
     corsOrigins: [],
     platformCredentials: new Map(),
+    refusalsWaitFor: undefined,
     failNextWith(error) {
       failure = error;
     },
@@ -196,10 +202,11 @@ export function createFakeRegistry(): FakeRegistry {
         ? { found: false }
         : { found: true, issuer: request.issuer, tier: 'production', ...entry };
     },
-    verifyPlatformCredential(request) {
+    async verifyPlatformCredential(request) {
       record('verifyPlatformCredential', request);
       const entry = fake.platformCredentials.get(request.clientId);
       if (entry === undefined || entry.clientSecret !== request.clientSecret) {
+        await fake.refusalsWaitFor;
         throw new GatewayError('UNAUTHORIZED', 'Unknown or wrong platform credentials.');
       }
       return {
