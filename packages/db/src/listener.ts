@@ -51,85 +51,116 @@ export async function openPostgresListener(
   onNotification: (payload: string) => void,
   timing: { heartbeatMs: number; queryTimeoutMs: number },
 ): Promise<DatabaseListener> {
-  const listen = `listen ${quotedChannel(channel)}`;
-  const client = new pg.Client({
-    ...config,
-    keepAlive: true,
-    application_name: `gateway listen ${channel}`,
-  });
-  const ended = settleOnce<unknown>();
-  let heartbeat: NodeJS.Timeout | undefined;
-  let closing: Promise<void> | undefined;
-  let running = 0;
-  const stop = (reason: unknown): Promise<void> => {
-    closing ??= (async () => {
-      clearTimeout(heartbeat);
-      ended.settle(reason);
-      // A hung query makes pg destroy the socket; a quiet dead socket may never answer the
-      // goodbye, so end() is not waited for beyond a short while.
-      await Promise.race([
-        client.end().catch(() => undefined),
-        new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
-      ]);
-    })();
-    return closing;
-  };
-  client.on('error', (error) => void stop(error));
-  client.on('end', () => void stop(new DatabaseUnavailableError('The listening connection ended')));
-  client.on('notification', (message) => {
+  const connection = listeningConnection(
+    new pg.Client({ ...config, keepAlive: true, application_name: `gateway listen ${channel}` }),
+  );
+  connection.client.on('notification', (message) => {
     if (message.channel === channel) onNotification(message.payload ?? '');
   });
-
-  /** Runs `sql`; failing or taking longer than `timeoutMs` ends the listener. */
-  const timed = async <Row>(sql: string, timeoutMs: number): Promise<Row[]> => {
-    let answered = false;
-    running += 1;
-    const timer = setTimeout(() => {
-      // After a long pause of the event loop the timer runs before the socket reads of the
-      // same turn: look again after them.
-      setImmediate(() => {
-        if (!answered) void stop(new DatabaseUnavailableError(`No answer within ${timeoutMs} ms`));
-      });
-    }, timeoutMs).unref();
-    try {
-      return (await client.query(sql)).rows as Row[];
-    } catch (error) {
-      void stop(error);
-      throw error;
-    } finally {
-      answered = true;
-      running -= 1;
-      clearTimeout(timer);
-    }
-  };
-  const beat = () => {
-    if (closing !== undefined) return;
-    const next = () => {
-      if (closing === undefined) heartbeat = setTimeout(beat, timing.heartbeatMs).unref();
-    };
-    // A query under way proves nothing yet and bounds itself.
-    if (running > 0) next();
-    else timed('select 1', timing.heartbeatMs).then(next, () => undefined);
-  };
-
   try {
-    await client.connect();
-    await timed(listen, timing.queryTimeoutMs);
+    await connection.client.connect();
+    await timedQuery(connection, `listen ${quotedChannel(channel)}`, timing.queryTimeoutMs);
   } catch (error) {
-    await stop(error);
+    await connection.stop(error);
     throw new DatabaseUnavailableError(`Could not listen on ${channel}: ${errorMessage(error)}`, {
       cause: error,
     });
   }
-  heartbeat = setTimeout(beat, timing.heartbeatMs).unref();
+  startHeartbeat(connection, timing.heartbeatMs);
   return {
-    query: <Row>(sql: string) => timed<Row>(sql, timing.queryTimeoutMs),
-    ended: ended.promise,
+    query: <Row>(sql: string) => timedQuery<Row>(connection, sql, timing.queryTimeoutMs),
+    ended: connection.ended.promise,
     get listening() {
-      return !ended.settled;
+      return !connection.ended.settled;
     },
-    close: () => stop(undefined),
+    close: () => connection.stop(undefined),
   };
+}
+
+type ListeningConnection = {
+  client: pg.Client;
+  /** Settles with the reason the connection stopped (undefined when closed). */
+  ended: ReturnType<typeof settleOnce<unknown>>;
+  heartbeat: NodeJS.Timeout | undefined;
+  /** Queries under way. */
+  running: number;
+  readonly closing: boolean;
+  /** Ends the connection once; an error or end event of the client stops it too. */
+  stop(reason: unknown): Promise<void>;
+};
+
+function listeningConnection(client: pg.Client): ListeningConnection {
+  let closing: Promise<void> | undefined;
+  const connection: ListeningConnection = {
+    client,
+    ended: settleOnce<unknown>(),
+    heartbeat: undefined,
+    running: 0,
+    get closing() {
+      return closing !== undefined;
+    },
+    stop(reason) {
+      closing ??= (async () => {
+        clearTimeout(connection.heartbeat);
+        connection.ended.settle(reason);
+        // A hung query makes pg destroy the socket; a quiet dead socket may never answer the
+        // goodbye, so end() is not waited for beyond a short while.
+        await Promise.race([
+          client.end().catch(() => undefined),
+          new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+        ]);
+      })();
+      return closing;
+    },
+  };
+  client.on('error', (error) => void connection.stop(error));
+  client.on('end', () => {
+    void connection.stop(new DatabaseUnavailableError('The listening connection ended'));
+  });
+  return connection;
+}
+
+/** Runs `sql`; failing or taking longer than `timeoutMs` ends the listener. */
+async function timedQuery<Row>(
+  connection: ListeningConnection,
+  sql: string,
+  timeoutMs: number,
+): Promise<Row[]> {
+  let answered = false;
+  connection.running += 1;
+  const timer = setTimeout(() => {
+    // After a long pause of the event loop the timer runs before the socket reads of the
+    // same turn: look again after them.
+    setImmediate(() => {
+      if (!answered) {
+        void connection.stop(new DatabaseUnavailableError(`No answer within ${timeoutMs} ms`));
+      }
+    });
+  }, timeoutMs).unref();
+  try {
+    return (await connection.client.query(sql)).rows as Row[];
+  } catch (error) {
+    void connection.stop(error);
+    throw error;
+  } finally {
+    answered = true;
+    connection.running -= 1;
+    clearTimeout(timer);
+  }
+}
+
+/** Checks the idle connection every `heartbeatMs` with `select 1`, bounded by `heartbeatMs`. */
+function startHeartbeat(connection: ListeningConnection, heartbeatMs: number): void {
+  const beat = () => {
+    if (connection.closing) return;
+    const next = () => {
+      if (!connection.closing) connection.heartbeat = setTimeout(beat, heartbeatMs).unref();
+    };
+    // A query under way proves nothing yet and bounds itself.
+    if (connection.running > 0) next();
+    else timedQuery(connection, 'select 1', heartbeatMs).then(next, () => undefined);
+  };
+  connection.heartbeat = setTimeout(beat, heartbeatMs).unref();
 }
 
 /**
