@@ -38,10 +38,17 @@ export const errorStatusByCode = {
   // ---- gateway additions ----
   /** The HTTP method is not served on this path. */
   METHOD_NOT_ALLOWED: 405,
-  /** The request body did not arrive within the edge's deadline; the connection is closed. */
+  /**
+   * The request (its headers, or its body) did not arrive within the edge's deadline; the
+   * connection is closed.
+   */
   REQUEST_TIMEOUT: 408,
   /** The request body is larger than the route accepts. */
   PAYLOAD_TOO_LARGE: 413,
+  /** An `Expect` header other than `100-continue`. */
+  EXPECTATION_FAILED: 417,
+  /** The request's headers are larger than the edge reads. */
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   /** Too many requests from one client or address; comes with Retry-After. */
   RATE_LIMITED: 429,
   /** An unexpected failure; the message never says more than that. */

@@ -20,13 +20,13 @@ import {
   TEXT_LIMITS,
 } from './plain-text.js';
 import { checkSafePattern } from './safe-pattern.js';
+import { storedText } from './stored-text.js';
 
 export const FIELD_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_]{1,63}$/;
 
 /** Display text: trimmed, at most `max` code points, no HTML. */
 const plainText = (max: number) =>
-  z
-    .string()
+  storedText()
     .trim()
     .refine((text) => codePointLength(text) <= max, `must be at most ${max} characters`)
     .refine((text) => !containsHtml(text), NO_HTML_MESSAGE);
@@ -69,8 +69,7 @@ const profileFieldKeyProperty = z
  * (spec 4.9), so a value must be non-empty and have no surrounding whitespace.
  */
 export const fieldOptionSchema = z.strictObject({
-  value: z
-    .string()
+  value: storedText()
     .refine((value) => value.trim() === value, 'must not start or end with whitespace')
     .refine((value) => value !== '', 'must not be empty')
     .refine(
@@ -118,8 +117,7 @@ const positiveInteger = z
 export const fieldValidationSchema = z.strictObject({
   minLength: nonNegativeInteger.optional(),
   maxLength: positiveInteger.optional(),
-  pattern: z
-    .string()
+  pattern: storedText()
     .superRefine((pattern, ctx) => {
       const check = checkSafePattern(pattern);
       if (!check.ok) ctx.addIssue({ code: 'custom', message: check.message });

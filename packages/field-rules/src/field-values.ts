@@ -6,6 +6,7 @@ import { isStringFieldType } from './field-types.js';
 import type { FieldOption, FieldValidation } from './field-definition.js';
 import { codePointLength } from './plain-text.js';
 import { safePattern } from './safe-pattern.js';
+import { isStorableText, STORED_TEXT_MESSAGE } from './stored-text.js';
 
 /** What value validation needs to know about a field. */
 export type FieldValueRules = {
@@ -107,7 +108,8 @@ function checkType(definition: FieldValueRules, value: unknown): FieldValueResul
   switch (definition.fieldType) {
     case 'TEXT':
     case 'TEXTAREA':
-      return typeof value === 'string' ? accept(value) : reject('must be a string');
+      if (typeof value !== 'string') return reject('must be a string');
+      return isStorableText(value) ? accept(value) : reject(STORED_TEXT_MESSAGE);
     case 'NUMBER':
       return typeof value === 'number' && Number.isFinite(value)
         ? accept(value)

@@ -73,3 +73,18 @@ export type {
   SortableField,
 } from './field-values.js';
 export { normalizeClientValue, PHONE_SEPARATORS } from './normalize.js';
+export {
+  DISPLAY_NAME_MESSAGE,
+  displayNameText,
+  isDisplayName,
+  isStorableText,
+  STORED_TEXT_MESSAGE,
+  storedText,
+} from './stored-text.js';
+export {
+  METADATA_MAX_DEPTH,
+  METADATA_MAX_KEY_LENGTH,
+  METADATA_MAX_KEYS,
+  metadataIssues,
+  metadataSchema,
+} from './stored-metadata.js';

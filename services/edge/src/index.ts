@@ -1,4 +1,4 @@
-export { listen, type ListeningServer } from './listen.js';
+export { listen, type ListeningServer, type RequestDeadlines } from './listen.js';
 export { createEdgeApp, type EdgeAppOptions } from './edge-app.js';
 export {
   createEdgeClients,

@@ -234,17 +234,27 @@ function parsedProblem(url: URL): string | undefined {
  * and `%2e`-encoded dot segments; what is left to catch are encodings that a platform which
  * decodes its paths would read as a control character, white space, a backslash, a leading
  * `//` (a scheme-relative redirect to another host) or a dot segment hidden behind an
- * encoded slash (`/app%2f..%2fadmin` escaping the root `/app`). NFKC is applied as well, for
- * platforms that fold fullwidth characters (U+FF0E, U+FF0F, U+FF3C) into ASCII.
+ * encoded slash (`/app%2f..%2fadmin` escaping the root `/app`) or behind path parameters
+ * (`/app/..;/admin`). NFKC is applied as well, for platforms that fold fullwidth characters
+ * (U+FF0E, U+FF0F, U+FF3C) into ASCII.
  */
 function isSafePath(pathname: string): boolean {
   if (!pathname.startsWith('/')) return false;
   const decoded = percentDecodeOnce(pathname);
   for (const form of [decoded, decoded.normalize('NFKC')]) {
     if (DECODED_DISALLOWED.test(form) || DOUBLE_SLASH_START.test(form)) return false;
-    if (form.split('/').some((segment) => segment === '.' || segment === '..')) return false;
+    if (form.split('/').some(isDotSegment)) return false;
   }
   return true;
+}
+
+/**
+ * `.` or `..`, also with path parameters after a `;` (`..;`, `..;x=y`): servlet containers and
+ * the proxies before them read `/app/..;/admin` as `/admin`.
+ */
+function isDotSegment(segment: string): boolean {
+  const name = segment.split(';', 1)[0];
+  return name === '.' || name === '..';
 }
 
 const utf8Encoder = new TextEncoder();

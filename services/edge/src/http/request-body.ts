@@ -12,6 +12,13 @@ export const BODY_DEADLINE_MS = 5_000;
 export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
+ * How deeply objects and arrays may nest in a JSON body. Parsed values are walked by
+ * recursive code (zod, JSON.stringify in the services); a body nested deeper is refused
+ * before it is parsed, so no such walk can run out of stack.
+ */
+export const JSON_MAX_DEPTH = 32;
+
+/**
  * A request body as received. A body the operation cannot take (another media type, too
  * large) is not read; its refusal is answered at validation, after authentication, so a
  * caller without credentials learns nothing about what the operation accepts.
@@ -140,11 +147,41 @@ export function jsonOf(received: ReceivedBody): unknown {
   if (received.kind === 'none') return undefined;
   const text = received.bytes.toString('utf8');
   if (text.trim() === '') return undefined;
+  if (jsonNestingExceeds(text, JSON_MAX_DEPTH)) {
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      `The request body is nested more than ${JSON_MAX_DEPTH} levels deep.`,
+    );
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch {
     throw new GatewayError('VALIDATION_ERROR', 'The request body is not valid JSON.');
   }
+}
+
+/**
+ * Whether the brackets of a JSON text nest deeper than `maxDepth`, counting only those outside
+ * strings (one pass, no parsing; malformed JSON is left to JSON.parse).
+ */
+export function jsonNestingExceeds(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text.charCodeAt(index);
+    if (inString) {
+      if (char === 0x5c) index += 1;
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) {
+      inString = true;
+    } else if (char === 0x7b || char === 0x5b) {
+      depth += 1;
+      if (depth > maxDepth) return true;
+    } else if (char === 0x7d || char === 0x5d) {
+      depth -= 1;
+    }
+  }
+  return false;
 }
 
 /** The rules of a raw body (the avatar upload): its media types and size. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler } from 'express';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
+import { GatewayError } from '@gateway/errors';
 import type { Logger } from '@gateway/telemetry';
 import { DOCS_ASSET_MAX_AGE, setIconAbsenceCachePolicy } from '../http/cache-policy.js';
 import type { EdgePage } from '../http/edge-server.js';
@@ -31,8 +32,10 @@ const docsInit = `window.ui = SwaggerUIBundle({
 });
 `;
 
+// The page runs with the reader's gateway cookie: no other site may frame it (clickjacking).
 const DOCS_CONTENT_SECURITY_POLICY =
-  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
+  "frame-ancestors 'none'";
 
 /**
  * Spec 4 and 9: the OpenAPI 3.1 document at /openapi.json and an interactive UI at /docs,
@@ -46,6 +49,11 @@ export function createDocsPages(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Older browsers know only X-Frame-Options; the document and its assets are never framed.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Frame-Options', 'DENY');
+    next();
+  });
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(catalog.openApiJson({ baseUrl: options.baseUrl }));
   });
@@ -69,7 +77,7 @@ export function createDocsPages(
       next(error);
       return;
     }
-    writeErrorAnswer(res, error, options.logger, req.path);
+    writeErrorAnswer(res, staticFileError(error), options.logger, req.path);
   };
   app.use(answerWithErrorBody);
   const serve: RequestListener = (req, res) => void app(req, res);
@@ -80,6 +88,19 @@ export function createDocsPages(
     { path: '/docs/assets/', serve },
     { path: '/favicon.ico', serve: answerWithoutIcon },
   ];
+}
+
+/**
+ * The static file server refuses a path it cannot serve (malformed percent-encoding, U+0000, a
+ * dot segment, a missing file) with an HTTP error of status 4xx: the caller's mistake, answered
+ * as such rather than as an unexpected failure.
+ */
+function staticFileError(error: unknown): unknown {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return error;
+  if (status === 404) return new GatewayError('NOT_FOUND', 'No such file.');
+  if (status === 405) return new GatewayError('METHOD_NOT_ALLOWED', 'Only GET and HEAD.');
+  return new GatewayError('VALIDATION_ERROR', 'Invalid request path.');
 }
 
 /** Browsers ask every host for an icon; the gateway has none, and says so without a 404. */

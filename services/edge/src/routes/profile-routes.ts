@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { LocalUser, Profile } from '@gateway/contracts';
-import { canonicalProfileKeys, type CanonicalProfileKey } from '@gateway/field-rules';
+import {
+  canonicalProfileKeys,
+  metadataSchema,
+  storedText,
+  type CanonicalProfileKey,
+} from '@gateway/field-rules';
 import { defineOperation, type AnyOperation } from '../http/operation.js';
 import { ErrorBodySchema } from '../http/operation-catalog.js';
 import { AccountJson, toAccountJson } from './account-routes.js';
@@ -91,14 +96,12 @@ const PROFILE_PATCH_KEYS = new Set<string>([...canonicalProfileKeys, 'metadata',
 const ProfilePatchBody = z
   .looseObject({
     ...byKey((key) =>
-      z
-        .string()
+      storedText()
         .nullable()
         .optional()
         .describe(`${keyDescriptions[key] ?? ''} Null or "" clears the value.`.trim()),
     ),
-    metadata: z
-      .record(z.string(), z.unknown())
+    metadata: metadataSchema()
       .nullable()
       .optional()
       .describe(
@@ -206,8 +209,8 @@ const AvatarUploadJson = z
   })
   .meta({ id: 'AvatarUpload' });
 
-const UploadParams = z.object({ uploadId: z.string().max(100) }).strict();
-const AvatarParams = z.object({ avatarId: z.string().max(100) }).strict();
+const UploadParams = z.object({ uploadId: storedText().max(100) }).strict();
+const AvatarParams = z.object({ avatarId: storedText().max(100) }).strict();
 
 const binary = { type: 'string', format: 'binary' } as const;
 const imageContent = Object.fromEntries(

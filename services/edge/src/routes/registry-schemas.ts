@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { displayNameText, metadataSchema, storedText } from '@gateway/field-rules';
 
 // Request and response schemas of the registry admin API (spec 2.1-2.4, 4.10, 4.11). The
 // same schemas validate requests and describe them in /openapi.json. Request bodies are
 // strict: an unknown property, including the removed `callbackUrl` and `allowedReturnUrls`
-// of a platform (spec 2.1, 9), is 400 VALIDATION_ERROR before any service is called.
+// of a platform (spec 2.1, 9), is 400 VALIDATION_ERROR before any service is called. Text
+// that is stored is storedText (no U+0000, no unpaired surrogate), names shown to people are
+// displayNameText, and metadata is bounded by metadataSchema (@gateway/field-rules).
 
 export const PLATFORM_KEY_PATTERN = /^[A-Z][A-Z0-9_]{1,63}$/;
 export const ENVIRONMENT_KEY_PATTERN = /^[A-Z][A-Z0-9_]{1,31}$/;
@@ -14,10 +17,12 @@ const TIERS = ['development', 'staging', 'production'] as const;
 const CREDENTIAL_KINDS = ['bff', 'backend'] as const;
 
 const timestamp = z.iso.datetime({ offset: true });
+/** Metadata as answered; what a request may carry is `metadataInput`. */
 const metadata = z.record(z.string(), z.unknown());
+const metadataInput = metadataSchema();
 const httpUrl = z.url({ protocol: /^https?$/ }).max(2048);
 /** Existence is the service's check: an unknown key is IDENTITY_ENVIRONMENT_NOT_FOUND. */
-const environmentKeyReference = z.string().min(1).max(64);
+const environmentKeyReference = storedText().min(1).max(64);
 
 // ---- Path parameters ----
 
@@ -76,7 +81,7 @@ const auditRecordKind = z.enum(AUDIT_RECORD_KINDS);
 export const ListAuditRecordsQuery = z
   .object({
     kind: auditRecordKind.optional(),
-    targetKey: z.string().min(1).max(100).optional(),
+    targetKey: storedText().min(1).max(100).optional(),
     page: z.coerce.number().int().min(1).max(1_000_000).default(1),
     pageSize: z.coerce.number().int().min(1).max(100).default(25),
   })
@@ -87,7 +92,7 @@ export const ListAuditRecordsQuery = z
 export const RedirectPairInputSchema = z
   .object({
     id: z.uuid().optional().describe('Updates this pair in place (PATCH).'),
-    label: z.string().min(1).max(200),
+    label: displayNameText(200),
     returnUrl: httpUrl,
     callbackUrl: httpUrl,
     isDefault: z.boolean(),
@@ -96,13 +101,13 @@ export const RedirectPairInputSchema = z
   .meta({ id: 'RedirectPairInput' });
 
 const platformFields = {
-  displayName: z.string().min(1).max(200),
+  displayName: displayNameText(200),
   identityEnvironmentKey: environmentKeyReference,
   redirectPairs: z.array(RedirectPairInputSchema).min(1).max(50),
   defaultOnboardingMode: z.enum(ONBOARDING_MODES),
   centralOnboardingEnabled: z.boolean(),
-  platformOnboardingPath: z.string().min(1).max(2048),
-  metadata,
+  platformOnboardingPath: storedText().min(1).max(2048),
+  metadata: metadataInput,
   adminConsole: z
     .boolean()
     .describe(
@@ -120,7 +125,7 @@ export const CreatePlatformBody = z
     defaultOnboardingMode: platformFields.defaultOnboardingMode.optional(),
     centralOnboardingEnabled: platformFields.centralOnboardingEnabled.optional(),
     platformOnboardingPath: platformFields.platformOnboardingPath.optional(),
-    metadata: metadata.optional(),
+    metadata: metadataInput.optional(),
     adminConsole: platformFields.adminConsole.optional(),
   })
   .strict()
@@ -144,7 +149,7 @@ export const UpdatePlatformBody = z
       .nullable()
       .optional()
       .describe('null removes it.'),
-    metadata: metadata.optional(),
+    metadata: metadataInput.optional(),
     adminConsole: platformFields.adminConsole.optional(),
   })
   .strict()
@@ -168,17 +173,16 @@ export const RotateCredentialBody = z
   .meta({ id: 'RotateCredentialRequest' });
 
 const environmentFields = {
-  displayName: z.string().min(1).max(200),
+  displayName: displayNameText(200),
   tier: z.enum(TIERS),
-  issuer: z
-    .string()
+  issuer: storedText()
     .min(1)
     .max(2048)
     .describe('HTTPS (HTTP only for localhost) without query, fragment or credentials.'),
   oidcClientId: z.string().regex(OIDC_CLIENT_ID_PATTERN),
-  oidcClientSecret: z.string().min(1).max(1000).describe('Write-only.'),
+  oidcClientSecret: storedText().min(1).max(1000).describe('Write-only.'),
   postLogoutRedirectUri: httpUrl,
-  metadata,
+  metadata: metadataInput,
 };
 
 export const CreateEnvironmentBody = z
@@ -190,7 +194,7 @@ export const CreateEnvironmentBody = z
     oidcClientId: environmentFields.oidcClientId,
     oidcClientSecret: environmentFields.oidcClientSecret.optional(),
     postLogoutRedirectUri: environmentFields.postLogoutRedirectUri.optional(),
-    metadata: metadata.optional(),
+    metadata: metadataInput.optional(),
   })
   .strict()
   .meta({ id: 'CreateIdentityEnvironmentRequest' });
@@ -209,7 +213,7 @@ export const UpdateEnvironmentBody = z
       .nullable()
       .optional()
       .describe('null removes it.'),
-    metadata: metadata.optional(),
+    metadata: metadataInput.optional(),
   })
   .strict()
   .refine(atLeastOneField, { message: 'At least one field is required.' })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storedText } from '@gateway/field-rules';
 import type { AdminUser } from '@gateway/contracts';
 import { requestContextOf } from '../auth/authentication.js';
 import { defineOperation, type AnyOperation } from '../http/operation.js';
@@ -10,15 +11,14 @@ const timestamp = z.iso.datetime({ offset: true });
 
 export const ListUsersQuery = z
   .object({
-    search: z
-      .string()
+    search: storedText()
       .min(1)
       .max(320)
       .optional()
       .describe('Case-insensitive substring of the e-mail address.'),
     page: z.coerce.number().int().min(1).max(1_000_000).default(1),
     pageSize: z.coerce.number().int().min(1).max(100).default(25),
-    environmentKey: z.string().min(1).max(64).optional(),
+    environmentKey: storedText().min(1).max(64).optional(),
   })
   .strict();
 
