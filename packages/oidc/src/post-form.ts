@@ -1,5 +1,10 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 
@@ -73,16 +78,7 @@ function send(
   pooled: boolean,
 ): Promise<FormPostResult> {
   return new Promise((resolve) => {
-    const protocol = target.protocol as 'http:' | 'https:';
-    const request = (protocol === 'https:' ? httpsRequest : httpRequest)(target, {
-      method: 'POST',
-      agent: pooled ? agents[protocol] : false,
-      headers: {
-        ...headers,
-        'content-type': 'application/x-www-form-urlencoded',
-        'content-length': String(Buffer.byteLength(body)),
-      },
-    });
+    const request = formRequest(target, body, headers, pooled);
     let settled = false;
     let response: IncomingMessage | undefined;
     const timer = setTimeout(
@@ -93,7 +89,7 @@ function send(
       },
       Math.max(0, deadline - Date.now()),
     );
-    const settle = (result: FormPostResult) => {
+    const settle = (result: FormPostResult | Promise<FormPostResult>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -103,48 +99,77 @@ function send(
       if (settled) return;
       if (response !== undefined) {
         settle({ answered: true, status: response.statusCode ?? 0, body: undefined });
-        return;
+      } else if (pooled && closedWhileIdle(request, cause, deadline)) {
+        settle(send(target, body, headers, deadline, false));
+      } else {
+        settle({ answered: false, cause });
       }
-      // A kept-alive connection the provider closed while it sat idle: nothing was processed,
-      // so it is sent again, once, on a new connection (`agent: false`). Not on the pool's
-      // next idle connection: connections used together go idle together and a provider (or
-      // a proxy before it) closes them together, so when the most recently used one turned
-      // out closed, the others most likely are too. It happens with a provider or proxy that
-      // announces no keep-alive time-out, or when a loaded event loop runs the agent's own
-      // close (a second before the announced one) late.
-      if (
-        pooled &&
-        request.reusedSocket &&
-        (cause.code === 'ECONNRESET' || cause.code === 'EPIPE') &&
-        Date.now() < deadline
-      ) {
-        settled = true;
-        clearTimeout(timer);
-        resolve(send(target, body, headers, deadline, false));
-        return;
-      }
-      settle({ answered: false, cause });
     });
     request.on('response', (answer) => {
       response = answer;
-      const chunks: Buffer[] = [];
-      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('end', () => {
-        settle({
-          answered: true,
-          status: answer.statusCode ?? 0,
-          body: parseJson(Buffer.concat(chunks), answer.headers['content-encoding']),
-        });
-      });
-      answer.on('error', () =>
-        settle({ answered: true, status: answer.statusCode ?? 0, body: undefined }),
-      );
-      answer.on('aborted', () =>
-        settle({ answered: true, status: answer.statusCode ?? 0, body: undefined }),
-      );
+      readAnswer(answer, settle);
     });
     request.end(body);
   });
+}
+
+/** The POST request, on a pooled connection or (`pooled` false) on a new one of its own. */
+function formRequest(
+  target: URL,
+  body: string,
+  headers: Record<string, string>,
+  pooled: boolean,
+): ClientRequest {
+  const protocol = target.protocol as 'http:' | 'https:';
+  return (protocol === 'https:' ? httpsRequest : httpRequest)(target, {
+    method: 'POST',
+    agent: pooled ? agents[protocol] : false,
+    headers: {
+      ...headers,
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': String(Buffer.byteLength(body)),
+    },
+  });
+}
+
+/**
+ * Whether a pooled request failed on a kept-alive connection the provider closed while it sat
+ * idle: nothing was processed, so it is sent again, once, on a new connection (`agent:
+ * false`). Not on the pool's next idle connection: connections used together go idle
+ * together and a provider (or a proxy before it) closes them together, so when the most
+ * recently used one turned out closed, the others most likely are too. It happens with a
+ * provider or proxy that announces no keep-alive time-out, or when a loaded event loop runs
+ * the agent's own close (a second before the announced one) late.
+ */
+function closedWhileIdle(
+  request: ClientRequest,
+  cause: NodeJS.ErrnoException,
+  deadline: number,
+): boolean {
+  return (
+    request.reusedSocket &&
+    (cause.code === 'ECONNRESET' || cause.code === 'EPIPE') &&
+    Date.now() < deadline
+  );
+}
+
+/** Reads the answer's body; one that fails or is cut off still answers its status. */
+function readAnswer(answer: IncomingMessage, settle: (result: FormPostResult) => void): void {
+  const chunks: Buffer[] = [];
+  answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+  answer.on('end', () => {
+    settle({
+      answered: true,
+      status: answer.statusCode ?? 0,
+      body: parseJson(Buffer.concat(chunks), answer.headers['content-encoding']),
+    });
+  });
+  answer.on('error', () =>
+    settle({ answered: true, status: answer.statusCode ?? 0, body: undefined }),
+  );
+  answer.on('aborted', () =>
+    settle({ answered: true, status: answer.statusCode ?? 0, body: undefined }),
+  );
 }
 
 /** The body as JSON (after any content coding a server applied unasked), else undefined. */
