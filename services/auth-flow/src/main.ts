@@ -4,11 +4,12 @@
 import { createClient } from '@connectrpc/connect';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import { connectRedis, createDatabase, migrateSchema, openRegistryChangeFeed } from '@gateway/db';
-import { createServiceTransport, runServiceProcess } from '@gateway/rpc';
+import { combineRoutes, createServiceTransport, runServiceProcess } from '@gateway/rpc';
 import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
-import { createAuthFlowRoutes } from './auth-flow-service.js';
+import { createAuthFlowRoutes, createAuthFlowServiceImpl } from './auth-flow-service.js';
 import { cachingRegistryAnswers } from './registry-answers-cache.js';
 import { authFlowMigrations } from './authflow-migrations.js';
+import { createSessionIntrospectionRoutes } from './session-introspection-routes.js';
 import { createRedisAuthFlowStore } from './store/index.js';
 
 await runServiceProcess({
@@ -37,7 +38,7 @@ await runServiceProcess({
         { kind: 'remote', baseUrl: baseUrl ?? '' },
         { timeoutMs: config.serviceCallTimeoutMs },
       );
-    // Registry changes are announced on Redis by the edge that makes them (issue 8).
+    // Registry changes are announced on Redis by the edge that makes them.
     const feed = await openRegistryChangeFeed(redis, {
       redisKeyPrefix: config.redisKeyPrefix,
       onAnnounceFailed: (error) =>
@@ -53,7 +54,11 @@ await runServiceProcess({
       onboarding: createClient(OnboardingService, remote(config.onboardingServiceUrl)),
     });
     return {
-      routes: createAuthFlowRoutes({ deps, probeTimeoutMs: config.databaseTimeoutMs }),
+      routes: combineRoutes(
+        createAuthFlowRoutes({ deps, probeTimeoutMs: config.databaseTimeoutMs }),
+        // The edge's introspections that reach it together (services/edge, service-clients.ts).
+        createSessionIntrospectionRoutes(createAuthFlowServiceImpl(deps)),
+      ),
       close: async () => {
         await feed.close();
         redis.disconnect();

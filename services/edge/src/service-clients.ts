@@ -1,12 +1,14 @@
-import { createClient, type Client, type ServiceImpl } from '@connectrpc/connect';
+import { createClient, type Client, type ServiceImpl, type Transport } from '@connectrpc/connect';
 import {
   AuthFlowService,
   Health,
   OnboardingService,
   ProfileService,
   RegistryService,
+  SessionIntrospectionService,
 } from '@gateway/contracts';
 import { createDirectClient, createServiceTransport, type ServiceTarget } from '@gateway/rpc';
+import { introspectingTogether } from './introspection-batches.js';
 
 type InProcessTarget = Extract<ServiceTarget, { kind: 'in-process' }>;
 
@@ -48,14 +50,28 @@ export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number
       onboarding: createClient(Health, transports.onboarding),
     },
     registry: createClient(RegistryService, transports.registry),
-    authFlow:
-      'implementation' in targets.authFlow
-        ? createDirectClient(AuthFlowService, targets.authFlow.implementation, {
-            serverInterceptors: targets.authFlow.serverInterceptors,
-            timeoutMs,
-          })
-        : createClient(AuthFlowService, transports.authFlow),
+    authFlow: authFlowClient(targets.authFlow, transports.authFlow, timeoutMs),
     onboarding: createClient(OnboardingService, transports.onboarding),
     profile: createClient(ProfileService, transports.onboarding),
   };
+}
+
+/**
+ * In process: a direct client of the implementation, else through the router transport.
+ * Over the wire: introspections of one turn together (introspection-batches.ts).
+ */
+function authFlowClient(
+  target: EdgeServiceTargets['authFlow'],
+  transport: Transport,
+  timeoutMs: number,
+): Client<typeof AuthFlowService> {
+  if ('implementation' in target) {
+    return createDirectClient(AuthFlowService, target.implementation, {
+      serverInterceptors: target.serverInterceptors,
+      timeoutMs,
+    });
+  }
+  const client = createClient(AuthFlowService, transport);
+  if (target.kind === 'in-process') return client;
+  return introspectingTogether(client, createClient(SessionIntrospectionService, transport));
 }
