@@ -5,7 +5,7 @@ import type { GatewayPlatform } from '../gateway-platform.js';
 import type { ExchangeResult } from '../gateway-types.js';
 import type { OnboardingMode } from '../start-login.js';
 import { attachAuthContext } from './auth-context.js';
-import { createPlatformSessions } from './platform-sessions.js';
+import { createPlatformSessions, type PlatformSessions } from './platform-sessions.js';
 import { isOrigin, localPath, requestOrigin } from './request-origin.js';
 import { createMemorySessionStore, type SessionStore } from './session-store.js';
 
@@ -143,8 +143,41 @@ export function gatewayAuth(
     secure: options.sessionCookie?.secure ?? platform.settings.secureCookies,
   });
 
-  // Spec 4.1: start redirect, with the pending cookie (login CSRF, spec 4.4).
-  const startSignIn: RouteHandler = function startSignIn(req, res) {
+  const startSignIn = startSignInRoute(platform, settings);
+  const finishSignIn = finishSignInRoute(platform, settings, sessions);
+  const signOut = signOutRoute(platform, settings, sessions);
+
+  function routeOf(req: Request): RouteHandler | undefined {
+    if ((req.method === 'GET' || req.method === 'HEAD') && isPath(req, settings.loginPath)) {
+      return startSignIn;
+    }
+    // GET only: a HEAD from a link prefetcher must not spend the one-time code.
+    if (req.method === 'GET' && isPath(req, settings.callbackPath)) return finishSignIn;
+    if (req.method === 'POST' && isPath(req, settings.logoutPath)) return signOut;
+    return undefined;
+  }
+
+  return function gatewayAuthMiddleware(req: Request, res: Response, next: NextFunction) {
+    // req.baseUrl is the mount path, so requireSignIn finds the login route.
+    attachAuthContext(req, {
+      platform,
+      sessions,
+      loginPath: `${req.baseUrl}${settings.loginPath}`,
+    });
+    const route = routeOf(req);
+    if (route === undefined) {
+      next();
+      return;
+    }
+    Promise.resolve()
+      .then(() => route(req, res))
+      .catch(next);
+  };
+}
+
+/** Spec 4.1: the start redirect, with the pending cookie (login CSRF, spec 4.4). */
+function startSignInRoute(platform: GatewayPlatform, settings: ResolvedOptions): RouteHandler {
+  return function startSignIn(req, res) {
     const origin = requestOrigin(req, settings.origin);
     if (origin === undefined) {
       sendText(res, 400, 'Bad request.');
@@ -158,9 +191,15 @@ export function gatewayAuth(
     });
     res.set('Cache-Control', 'no-store').append('Set-Cookie', setCookie).redirect(302, url);
   };
+}
 
-  // Spec 4.4: the callback, the exchange, then the platform's own session (spec 1 step 5).
-  const finishSignIn: RouteHandler = async function finishSignIn(req, res) {
+/** Spec 4.4: the callback, the exchange, then the platform's own session (spec 1 step 5). */
+function finishSignInRoute(
+  platform: GatewayPlatform,
+  settings: ResolvedOptions,
+  sessions: PlatformSessions,
+): RouteHandler {
+  return async function finishSignIn(req, res) {
     // The URL carries a one-time code: no caching, no Referer.
     res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');
     res.append('Set-Cookie', platform.clearPendingCookie());
@@ -183,10 +222,18 @@ export function gatewayAuth(
     res.append('Set-Cookie', await sessions.begin(result));
     res.redirect(302, result.returnTo);
   };
+}
 
-  // Spec 4.6: ends the gateway session, then the platform's, then 303 to the identity
-  // end-session URL (or afterLogoutPath).
-  const signOut: RouteHandler = async function signOut(req, res) {
+/**
+ * Spec 4.6: ends the gateway session, then the platform's, then 303 to the identity
+ * end-session URL (or afterLogoutPath).
+ */
+function signOutRoute(
+  platform: GatewayPlatform,
+  settings: ResolvedOptions,
+  sessions: PlatformSessions,
+): RouteHandler {
+  return async function signOut(req, res) {
     res.set('Cache-Control', 'no-store');
     const origin = requestOrigin(req, settings.origin);
     // A cross-site form cannot log the user out: browsers send Origin on every POST.
@@ -219,32 +266,5 @@ export function gatewayAuth(
     if (key !== undefined) await sessions.end(key);
     res.append('Set-Cookie', sessions.clearCookie());
     res.redirect(303, logoutUrl ?? settings.afterLogoutPath);
-  };
-
-  function routeOf(req: Request): RouteHandler | undefined {
-    if ((req.method === 'GET' || req.method === 'HEAD') && isPath(req, settings.loginPath)) {
-      return startSignIn;
-    }
-    // GET only: a HEAD from a link prefetcher must not spend the one-time code.
-    if (req.method === 'GET' && isPath(req, settings.callbackPath)) return finishSignIn;
-    if (req.method === 'POST' && isPath(req, settings.logoutPath)) return signOut;
-    return undefined;
-  }
-
-  return function gatewayAuthMiddleware(req: Request, res: Response, next: NextFunction) {
-    // req.baseUrl is the mount path, so requireSignIn finds the login route.
-    attachAuthContext(req, {
-      platform,
-      sessions,
-      loginPath: `${req.baseUrl}${settings.loginPath}`,
-    });
-    const route = routeOf(req);
-    if (route === undefined) {
-      next();
-      return;
-    }
-    Promise.resolve()
-      .then(() => route(req, res))
-      .catch(next);
   };
 }
