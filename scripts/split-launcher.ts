@@ -25,7 +25,7 @@ export function startSplitDeployment(options: {
   /** More edge instances, stateless like the first (scale-out). */
   extraEdgePorts?: number[];
   /**
-   * More auth-flow instances (scale-out, issue 7). The edge's AUTH_FLOW_SERVICE_URL names
+   * More auth-flow instances (scale-out). The edge's AUTH_FLOW_SERVICE_URL names
    * one instance, so the i-th extra edge is pointed at the i-th extra auth-flow when there
    * is one (docs/decisions.md); the rest use the first auth-flow.
    */

@@ -94,7 +94,7 @@ export async function startGateway(options: {
     store = createRedisAuthFlowStore(redis);
   }
   // Registry changes announced by the edge reach the auth-flow service's cache in this process
-  // at once, and every other instance on the same Redis (issue 8).
+  // at once, and every other instance on the same Redis.
   const changeFeed = await openRegistryChangeFeed(redis, {
     redisKeyPrefix: config.redisKeyPrefix,
     onAnnounceFailed: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
