@@ -8,7 +8,7 @@ export type UserStatusAnswer = 'active' | 'inactive' | 'unknown';
 /**
  * Which users are not ACTIVE (suspended, soft-deleted, or deleted rows), kept in memory and
  * followed through the notifications of migration 0003, so that an introspection needs no
- * query (issue 8).
+ * query.
  */
 export type UserStatusWatch = {
   /**
@@ -81,6 +81,25 @@ function parseChange(payload: string): { id: string; active: boolean } | undefin
   }
 }
 
+/** The watch's mutable state, shared by the steps below. */
+type WatchState = {
+  db: Database;
+  options: UserStatusWatchOptions;
+  /** Defined exactly while live. */
+  notActive: Set<string> | undefined;
+  /** While loading: what was heard since LISTEN, by id (true: active). */
+  heard: Map<string, boolean> | undefined;
+  /** Writes to authflow.users seen through this Database, and how many a fence has covered. */
+  writes: number;
+  covered: number;
+  fencing: boolean;
+  listener: DatabaseListener | undefined;
+  /** The current round: notifications of an earlier round's connection are not applied. */
+  round: object | undefined;
+  closing: boolean;
+  wake: (() => void) | undefined;
+};
+
 /**
  * Starts watching at once and answers `unknown` until live. Each round: LISTEN on a
  * dedicated connection (Database.listen), check the triggers, load the ids of the users not
@@ -94,174 +113,203 @@ export function createUserStatusWatch(
   db: Database,
   options: UserStatusWatchOptions = {},
 ): UserStatusWatch {
-  const retryMinMs = options.retryMinMs ?? 200;
-  const retryMaxMs = options.retryMaxMs ?? 10_000;
-  /** Defined exactly while live. */
-  let notActive: Set<string> | undefined;
-  /** While loading: what was heard since LISTEN, by id (true: active). */
-  let heard: Map<string, boolean> | undefined;
-  /** Writes to authflow.users seen through this Database, and how many a fence has covered. */
-  let writes = 0;
-  let covered = 0;
-  let fencing = false;
-  let listener: DatabaseListener | undefined;
-  /** The current round: notifications of an earlier round's connection are not applied. */
-  let round: object | undefined;
-  let closing = false;
-  let wake: (() => void) | undefined;
-
-  const report = (error: unknown) => {
-    failDependencySpan(
-      startDependencySpan('pg.listen', { 'db.system.name': 'postgresql' }),
-      error,
-      isConnectionFailure(error) ? 'postgres' : undefined,
-    );
-    options.onError?.(error);
+  const state: WatchState = {
+    db,
+    options,
+    notActive: undefined,
+    heard: undefined,
+    writes: 0,
+    covered: 0,
+    fencing: false,
+    listener: undefined,
+    round: undefined,
+    closing: false,
+    wake: undefined,
   };
-
-  const onNotification = (from: object, payload: string) => {
-    if (from !== round) return;
-    const change = parseChange(payload);
-    if (change === undefined) {
-      // Not ours to guess: start over from a fresh load.
-      report(new Error(`Unreadable ${USER_STATUS_CHANNEL} notification`));
-      notActive = undefined;
-      void listener?.close();
-      return;
-    }
-    if (notActive !== undefined) {
-      if (change.active) notActive.delete(change.id);
-      else notActive.add(change.id);
-    } else {
-      heard?.set(change.id, change.active);
-    }
-  };
-
-  /** One round; resolves when its connection is gone (with why, when known). */
-  async function watchOnce(): Promise<{ wentLive: boolean; reason: unknown }> {
-    const thisRound = {};
-    round = thisRound;
-    heard = new Map();
-    const current = await db.listen(USER_STATUS_CHANNEL, (p) => onNotification(thisRound, p), {
-      ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }),
-    });
-    listener = current;
-    try {
-      if (closing) return { wentLive: false, reason: undefined };
-      const [triggers] = await current.query<{ armed: number }>(ARMED_TRIGGERS_SQL);
-      if (triggers?.armed !== TRIGGERS.length) {
-        throw new Error('The user-status triggers of authflow.users are missing or disabled');
-      }
-      // The load is itself a fence for the writes that returned before it was sent.
-      const coveredByLoad = writes;
-      const loaded = new Set(
-        (await current.query<{ id: string }>(NOT_ACTIVE_SQL)).map((row) => row.id),
-      );
-      for (const [id, active] of heard) {
-        if (active) loaded.delete(id);
-        else loaded.add(id);
-      }
-      heard = undefined;
-      if (closing || !current.listening) return { wentLive: false, reason: undefined };
-      notActive = loaded;
-      covered = Math.max(covered, coveredByLoad);
-      if (covered < writes) fence();
-      return { wentLive: true, reason: await current.ended };
-    } finally {
-      notActive = undefined;
-      heard = undefined;
-      listener = undefined;
-      round = undefined;
-      await current.close();
-    }
-  }
-
-  /**
-   * PostgreSQL sends a backend's pending notifications before its ReadyForQuery, and a
-   * commit signals the listening backends before the writer hears back. So once a query on
-   * the listening connection that was sent after a write returned has answered, that write's
-   * notification has been applied. Fences run one at a time, each covering every write seen
-   * before it was sent.
-   */
-  function fence(): void {
-    const current = listener;
-    if (fencing || current === undefined || notActive === undefined) return;
-    fencing = true;
-    const covers = writes;
-    current.query('select 1').then(
-      () => {
-        fencing = false;
-        if (listener !== current) return;
-        covered = Math.max(covered, covers);
-        if (covered < writes) fence();
-      },
-      // The listener has ended itself; the next round's load covers every write.
-      () => {
-        fencing = false;
-      },
-    );
-  }
-
   // PGlite applies a notification before the writing query resolves: nothing to catch up.
   const onQueryResponse = (_response: unknown, query: QueryEvent) => {
     if (!wroteUsers(query)) return;
-    writes += 1;
-    fence();
+    state.writes += 1;
+    fence(state);
   };
   if (db.kind === 'postgres') db.knex.on('query-response', onQueryResponse);
-
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        wake = undefined;
-        resolve();
-      }, ms);
-      timer.unref();
-      wake = () => {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      };
-    });
-
-  const running = (async () => {
-    let delay = retryMinMs;
-    while (!closing && !db.closed) {
-      try {
-        const { wentLive, reason } = await watchOnce();
-        if (wentLive) delay = retryMinMs;
-        if (reason !== undefined && !closing && !db.closed) report(reason);
-      } catch (error) {
-        if (!closing && !db.closed) report(error);
-      }
-      if (closing || db.closed) break;
-      // Up to a fifth less, so that many processes that lost the server at once spread out.
-      await pause(delay * (0.8 + 0.2 * Math.random()));
-      delay = Math.min(delay * 2, retryMaxMs);
-    }
-  })();
-
+  const running = runRounds(state);
   let closed: Promise<void> | undefined;
   return {
-    status(userId) {
-      if (notActive === undefined || listener?.listening !== true || covered < writes) {
-        return 'unknown';
-      }
-      return notActive.has(userId) ? 'inactive' : 'active';
-    },
+    status: (userId) => statusOf(state, userId),
     get live() {
-      return notActive !== undefined && listener?.listening === true && covered >= writes;
+      return isLive(state);
     },
     close: () =>
       (closed ??= (async () => {
-        closing = true;
+        state.closing = true;
         db.knex.removeListener('query-response', onQueryResponse);
-        notActive = undefined;
-        wake?.();
-        await listener?.close();
+        state.notActive = undefined;
+        state.wake?.();
+        await state.listener?.close();
         await running;
       })()),
   };
+}
+
+function isLive(state: WatchState): boolean {
+  return (
+    state.notActive !== undefined &&
+    state.listener?.listening === true &&
+    state.covered >= state.writes
+  );
+}
+
+function statusOf(state: WatchState, userId: string): UserStatusAnswer {
+  if (!isLive(state) || state.notActive === undefined) return 'unknown';
+  return state.notActive.has(userId) ? 'inactive' : 'active';
+}
+
+function report(state: WatchState, error: unknown): void {
+  failDependencySpan(
+    startDependencySpan('pg.listen', { 'db.system.name': 'postgresql' }),
+    error,
+    isConnectionFailure(error) ? 'postgres' : undefined,
+  );
+  state.options.onError?.(error);
+}
+
+/** Rounds until close() or the database closes, pausing longer while they keep failing. */
+async function runRounds(state: WatchState): Promise<void> {
+  const { db, options } = state;
+  const retryMinMs = options.retryMinMs ?? 200;
+  const retryMaxMs = options.retryMaxMs ?? 10_000;
+  const stopped = () => state.closing || db.closed;
+  let delay = retryMinMs;
+  while (!stopped()) {
+    try {
+      const { wentLive, reason } = await watchOnce(state);
+      if (wentLive) delay = retryMinMs;
+      if (reason !== undefined && !stopped()) report(state, reason);
+    } catch (error) {
+      if (!stopped()) report(state, error);
+    }
+    if (stopped()) break;
+    // Up to a fifth less, so that many processes that lost the server at once spread out.
+    await pause(state, delay * (0.8 + 0.2 * Math.random()));
+    delay = Math.min(delay * 2, retryMaxMs);
+  }
+}
+
+/** Resolves after `ms`, or at once when close() wakes it. */
+function pause(state: WatchState, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      state.wake = undefined;
+      resolve();
+    }, ms);
+    timer.unref();
+    state.wake = () => {
+      clearTimeout(timer);
+      state.wake = undefined;
+      resolve();
+    };
+  });
+}
+
+function onNotification(state: WatchState, from: object, payload: string): void {
+  if (from !== state.round) return;
+  const change = parseChange(payload);
+  if (change === undefined) {
+    // Not ours to guess: start over from a fresh load.
+    report(state, new Error(`Unreadable ${USER_STATUS_CHANNEL} notification`));
+    state.notActive = undefined;
+    void state.listener?.close();
+    return;
+  }
+  if (state.notActive !== undefined) {
+    if (change.active) state.notActive.delete(change.id);
+    else state.notActive.add(change.id);
+  } else {
+    state.heard?.set(change.id, change.active);
+  }
+}
+
+/** One round; resolves when its connection is gone (with why, when known). */
+async function watchOnce(state: WatchState): Promise<{ wentLive: boolean; reason: unknown }> {
+  const thisRound = {};
+  state.round = thisRound;
+  const heard = new Map<string, boolean>();
+  state.heard = heard;
+  const { heartbeatMs } = state.options;
+  const current = await state.db.listen(
+    USER_STATUS_CHANNEL,
+    (payload) => onNotification(state, thisRound, payload),
+    heartbeatMs === undefined ? {} : { heartbeatMs },
+  );
+  state.listener = current;
+  try {
+    if (state.closing) return { wentLive: false, reason: undefined };
+    await checkTriggers(current);
+    // The load is itself a fence for the writes that returned before it was sent.
+    const coveredByLoad = state.writes;
+    const loaded = await loadNotActive(current, heard);
+    state.heard = undefined;
+    if (state.closing || !current.listening) return { wentLive: false, reason: undefined };
+    state.notActive = loaded;
+    state.covered = Math.max(state.covered, coveredByLoad);
+    if (state.covered < state.writes) fence(state);
+    return { wentLive: true, reason: await current.ended };
+  } finally {
+    state.notActive = undefined;
+    state.heard = undefined;
+    state.listener = undefined;
+    state.round = undefined;
+    await current.close();
+  }
+}
+
+async function checkTriggers(listener: DatabaseListener): Promise<void> {
+  const [triggers] = await listener.query<{ armed: number }>(ARMED_TRIGGERS_SQL);
+  if (triggers?.armed !== TRIGGERS.length) {
+    throw new Error('The user-status triggers of authflow.users are missing or disabled');
+  }
+}
+
+/** The users not ACTIVE, with what was heard since LISTEN applied on top. */
+async function loadNotActive(
+  listener: DatabaseListener,
+  heard: Map<string, boolean>,
+): Promise<Set<string>> {
+  const loaded = new Set(
+    (await listener.query<{ id: string }>(NOT_ACTIVE_SQL)).map((row) => row.id),
+  );
+  for (const [id, active] of heard) {
+    if (active) loaded.delete(id);
+    else loaded.add(id);
+  }
+  return loaded;
+}
+
+/**
+ * PostgreSQL sends a backend's pending notifications before its ReadyForQuery, and a commit
+ * signals the listening backends before the writer hears back. So once a query on the
+ * listening connection that was sent after a write returned has answered, that write's
+ * notification has been applied. Fences run one at a time, each covering every write seen
+ * before it was sent.
+ */
+function fence(state: WatchState): void {
+  const current = state.listener;
+  if (state.fencing || current === undefined || state.notActive === undefined) return;
+  state.fencing = true;
+  const covers = state.writes;
+  current.query('select 1').then(
+    () => {
+      state.fencing = false;
+      if (state.listener !== current) return;
+      state.covered = Math.max(state.covered, covers);
+      if (state.covered < state.writes) fence(state);
+    },
+    // The listener has ended itself; the next round's load covers every write.
+    () => {
+      state.fencing = false;
+    },
+  );
 }
 
 /**
