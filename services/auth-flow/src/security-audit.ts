@@ -20,6 +20,26 @@ export type SignInAttempt = {
   userId?: string;
 };
 
+export type SignInSucceeded = {
+  userId: string;
+  sessionId: string;
+  platformId: string;
+  platformKey: string;
+  environmentKey: string;
+  outcome: string;
+};
+
+/** The session a logout or an admin cookie use is about. */
+type AuditedSession = {
+  id: string;
+  userId: string;
+  platformKey: string | null;
+  environmentKey: string;
+};
+
+type RevokedUser = { id: string; email: string; environmentKey: string };
+type RevocationOutcome = { revokedGatewaySessions: number; identitySessions: string };
+
 /**
  * Security events of the login flow, written to the registry's audit log (docs/operations.md,
  * Security events). Each is one insert through AppendAuditRecord; the session and
@@ -31,31 +51,9 @@ export function createSecurityAudit(registry: Registry, now: () => number = Date
     await registry.appendAuditRecord(request);
   };
   const adminCookieUses = new Map<string, number>();
-
   return {
     /** Awaited: a sign-in is answered only once its record is written. */
-    signInSucceeded(event: {
-      userId: string;
-      sessionId: string;
-      platformId: string;
-      platformKey: string;
-      environmentKey: string;
-      outcome: string;
-    }): Promise<void> {
-      return append({
-        context: { actor: { kind: 'user', subject: event.userId } },
-        kind: 'auth.sign_in_succeeded',
-        targetType: 'platform',
-        targetId: event.platformId,
-        targetKey: event.platformKey,
-        details: {
-          userId: event.userId,
-          sessionId: event.sessionId,
-          environmentKey: event.environmentKey,
-          next: event.outcome,
-        },
-      });
-    },
+    signInSucceeded: (event: SignInSucceeded) => append(signInSucceededRecord(event)),
 
     /**
      * A callback refused after its `state` named a live transaction: at most one record per
@@ -64,104 +62,137 @@ export function createSecurityAudit(registry: Registry, now: () => number = Date
      */
     async signInRefused(attempt: SignInAttempt, errorCode: string): Promise<void> {
       try {
-        await append({
-          context: {
-            actor:
-              attempt.userId === undefined
-                ? { kind: 'system', subject: 'auth-flow' }
-                : { kind: 'user', subject: attempt.userId },
-          },
-          kind: 'auth.sign_in_refused',
-          targetType: 'platform',
-          targetId: attempt.platformId ?? '',
-          targetKey: attempt.platformKey ?? '',
-          details: {
-            errorCode,
-            environmentKey: attempt.environmentKey ?? '',
-            ...(attempt.userId === undefined ? {} : { userId: attempt.userId }),
-          },
-        });
+        await append(signInRefusedRecord(attempt, errorCode));
       } catch {
         // The refusal itself is counted in gateway.signin.outcomes either way.
       }
     },
 
-    logout(session: {
-      id: string;
-      userId: string;
-      platformKey: string | null;
-      environmentKey: string;
-    }): Promise<void> {
-      return append({
-        context: { actor: { kind: 'user', subject: session.userId } },
-        kind: 'auth.logout',
-        targetType: 'platform',
-        targetId: '',
-        targetKey: session.platformKey ?? '',
-        details: {
-          userId: session.userId,
-          sessionId: session.id,
-          environmentKey: session.environmentKey,
-        },
-      });
-    },
+    logout: (session: AuditedSession) => append(logoutRecord(session)),
 
     /**
      * A cookie session carrying admin permissions (those of an admin console's login) was
      * authenticated. Recorded at most once per session and hour by this process, so a
-     * console's many calls do not each add a row; the map is bounded, oldest first out.
+     * console's many calls do not each add a row.
      */
-    async adminCookieUsed(session: {
-      id: string;
-      userId: string;
-      platformKey: string | null;
-      environmentKey: string;
-      permissions: readonly string[];
-    }): Promise<void> {
-      const at = now();
-      const last = adminCookieUses.get(session.id);
-      if (last !== undefined && at - last < ADMIN_COOKIE_WINDOW_MS) return;
-      adminCookieUses.delete(session.id);
-      adminCookieUses.set(session.id, at);
-      if (adminCookieUses.size > ADMIN_COOKIE_SESSIONS_KEPT) {
-        const oldest = adminCookieUses.keys().next().value;
-        if (oldest !== undefined) adminCookieUses.delete(oldest);
-      }
-      await append({
-        context: { actor: { kind: 'user', subject: session.userId } },
-        kind: 'admin.cookie_used',
-        targetType: 'platform',
-        targetId: '',
-        targetKey: session.platformKey ?? '',
-        details: {
-          userId: session.userId,
-          sessionId: session.id,
-          environmentKey: session.environmentKey,
-          permissions: [...session.permissions],
-        },
-      });
+    async adminCookieUsed(
+      session: AuditedSession & { permissions: readonly string[] },
+    ): Promise<void> {
+      if (!firstUseInWindow(adminCookieUses, session.id, now())) return;
+      await append(adminCookieUsedRecord(session));
     },
 
     /** The admin revocation of one user's sessions (spec 4.15), naming the admin. */
-    sessionsRevoked(
+    sessionsRevoked: (
       context: RequestContext | undefined,
-      user: { id: string; email: string; environmentKey: string },
-      outcome: { revokedGatewaySessions: number; identitySessions: string },
-    ): Promise<void> {
-      return append({
-        ...(context === undefined ? {} : { context }),
-        kind: 'session.revoked',
-        targetType: 'user',
-        targetId: user.id,
-        targetKey: user.email,
-        details: {
-          environmentKey: user.environmentKey,
-          revokedGatewaySessions: outcome.revokedGatewaySessions,
-          identitySessions: outcome.identitySessions,
-        },
-      });
-    },
+      user: RevokedUser,
+      outcome: RevocationOutcome,
+    ) => append(sessionsRevokedRecord(context, user, outcome)),
   };
 }
 
 export type SecurityAudit = ReturnType<typeof createSecurityAudit>;
+
+/**
+ * Whether a use of the session at `at` starts a new window (and records it). The map is
+ * bounded, oldest first out.
+ */
+function firstUseInWindow(uses: Map<string, number>, sessionId: string, at: number): boolean {
+  const last = uses.get(sessionId);
+  if (last !== undefined && at - last < ADMIN_COOKIE_WINDOW_MS) return false;
+  uses.delete(sessionId);
+  uses.set(sessionId, at);
+  if (uses.size > ADMIN_COOKIE_SESSIONS_KEPT) {
+    const oldest = uses.keys().next().value;
+    if (oldest !== undefined) uses.delete(oldest);
+  }
+  return true;
+}
+
+function signInSucceededRecord(event: SignInSucceeded): AuditRequest {
+  return {
+    context: { actor: { kind: 'user', subject: event.userId } },
+    kind: 'auth.sign_in_succeeded',
+    targetType: 'platform',
+    targetId: event.platformId,
+    targetKey: event.platformKey,
+    details: {
+      userId: event.userId,
+      sessionId: event.sessionId,
+      environmentKey: event.environmentKey,
+      next: event.outcome,
+    },
+  };
+}
+
+function signInRefusedRecord(attempt: SignInAttempt, errorCode: string): AuditRequest {
+  return {
+    context: {
+      actor:
+        attempt.userId === undefined
+          ? { kind: 'system', subject: 'auth-flow' }
+          : { kind: 'user', subject: attempt.userId },
+    },
+    kind: 'auth.sign_in_refused',
+    targetType: 'platform',
+    targetId: attempt.platformId ?? '',
+    targetKey: attempt.platformKey ?? '',
+    details: {
+      errorCode,
+      environmentKey: attempt.environmentKey ?? '',
+      ...(attempt.userId === undefined ? {} : { userId: attempt.userId }),
+    },
+  };
+}
+
+function logoutRecord(session: AuditedSession): AuditRequest {
+  return {
+    context: { actor: { kind: 'user', subject: session.userId } },
+    kind: 'auth.logout',
+    targetType: 'platform',
+    targetId: '',
+    targetKey: session.platformKey ?? '',
+    details: {
+      userId: session.userId,
+      sessionId: session.id,
+      environmentKey: session.environmentKey,
+    },
+  };
+}
+
+function adminCookieUsedRecord(
+  session: AuditedSession & { permissions: readonly string[] },
+): AuditRequest {
+  return {
+    context: { actor: { kind: 'user', subject: session.userId } },
+    kind: 'admin.cookie_used',
+    targetType: 'platform',
+    targetId: '',
+    targetKey: session.platformKey ?? '',
+    details: {
+      userId: session.userId,
+      sessionId: session.id,
+      environmentKey: session.environmentKey,
+      permissions: [...session.permissions],
+    },
+  };
+}
+
+function sessionsRevokedRecord(
+  context: RequestContext | undefined,
+  user: RevokedUser,
+  outcome: RevocationOutcome,
+): AuditRequest {
+  return {
+    ...(context === undefined ? {} : { context }),
+    kind: 'session.revoked',
+    targetType: 'user',
+    targetId: user.id,
+    targetKey: user.email,
+    details: {
+      environmentKey: user.environmentKey,
+      revokedGatewaySessions: outcome.revokedGatewaySessions,
+      identitySessions: outcome.identitySessions,
+    },
+  };
+}
