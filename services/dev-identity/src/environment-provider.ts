@@ -9,7 +9,7 @@ import type {
 } from 'oidc-provider';
 import type { AccountDirectory } from './account-directory.js';
 import type { DevClient, DevEnvironment, DevSigningAlg } from './dev-identity-options.js';
-import { constructProvider, type Provider } from './oidc-provider-loader.js';
+import { constructProvider, type Provider, type ProviderErrors } from './oidc-provider-loader.js';
 import { pageHeaders } from './page-layout.js';
 import { renderErrorPage, renderLogoutPage, renderSignedOutPage } from './provider-pages.js';
 import { SearchableMemoryStore } from '@gateway/oidc-memory-store';
@@ -48,7 +48,7 @@ export type EnvironmentProvider = {
   handle(req: IncomingMessage, res: ServerResponse, url: URL): void;
 };
 
-export async function createEnvironmentProvider(options: {
+type EnvironmentProviderOptions = {
   environment: DevEnvironment;
   publicOrigin: string;
   audience: string;
@@ -56,131 +56,19 @@ export async function createEnvironmentProvider(options: {
   signingKeys: JWK[];
   cookieKeys: string[];
   directory: AccountDirectory;
-}): Promise<EnvironmentProvider> {
-  const { environment, directory, audience, signingAlg: alg } = options;
+};
+
+export async function createEnvironmentProvider(
+  options: EnvironmentProviderOptions,
+): Promise<EnvironmentProvider> {
+  const { environment } = options;
   const mountPath = `/api/auth/env/${environment.key}`;
   const issuer = `${options.publicOrigin}${mountPath}`;
   const label = `${environment.displayName} (${environment.key})`;
   const store = new SearchableMemoryStore();
-
-  const findAccount = (_ctx: KoaContextWithOIDC, sub: string): Account | undefined => {
-    // A suspended account is no account: its sessions log out and its refresh tokens fail.
-    const account = directory.findActive(environment.key, sub);
-    if (account === undefined) return undefined;
-    return {
-      accountId: sub,
-      claims: () => ({
-        sub,
-        email: account.email,
-        email_verified: account.emailVerified,
-        ...(account.name === undefined ? {} : { name: account.name }),
-        ...(account.picture === undefined ? {} : { picture: account.picture }),
-      }),
-    };
-  };
-
-  const provider = await constructProvider(issuer, (errors): Configuration => ({
-    adapter: store.adapterFor,
-    clients: environment.clients.map((client) => clientMetadata(client, alg)),
-    jwks: { keys: options.signingKeys } as JWKS,
-    findAccount,
-    claims: {
-      openid: ['sub'],
-      email: ['email', 'email_verified'],
-      profile: ['name', 'picture'],
-    },
-    scopes: [...userScopes, ...machineScopes],
-    // spec 4.1: `screen_hint=signup` opens the registration page instead of sign-in.
-    extraParams: ['screen_hint'],
-    // The ID token carries the scope's claims itself (the gateway reads no userinfo).
-    conformIdTokenClaims: false,
-    cookies: {
-      keys: options.cookieKeys,
-      // Every environment shares the host, so each needs its own cookie names.
-      names: {
-        session: `idp_${environment.key}_session`,
-        interaction: `idp_${environment.key}_interaction`,
-        resume: `idp_${environment.key}_resume`,
-      },
-      long: { httpOnly: true, sameSite: 'lax' },
-      short: { httpOnly: true, sameSite: 'lax' },
-    },
-    pkce: { required: () => true },
-    routes: { authorization: authorizationRoute, token: tokenRoute },
-    interactions: {
-      url: (_ctx, interaction) => `${mountPath}/interaction/${interaction.uid}`,
-    },
-    ttl: {
-      AccessToken: 10 * minute,
-      AuthorizationCode: minute,
-      ClientCredentials: 10 * minute,
-      IdToken: hour,
-      Interaction: hour,
-      // A working day: after it the browser signs in again.
-      Session: 8 * hour,
-      Grant: 14 * day,
-      RefreshToken: 14 * day,
-    },
-    clientBasedCORS: () => false,
-    renderError: (ctx, out) => {
-      ctx.set(pageHeaders);
-      ctx.body = renderErrorPage({
-        environmentLabel: label,
-        error: out.error,
-        description: out.error_description,
-      });
-    },
-    features: {
-      devInteractions: { enabled: false },
-      clientCredentials: { enabled: true },
-      rpInitiatedLogout: {
-        enabled: true,
-        logoutSource: (ctx, form) => {
-          const accountId = ctx.oidc.session?.accountId;
-          const account =
-            accountId === undefined ? undefined : directory.findActive(environment.key, accountId);
-          ctx.set(pageHeaders);
-          ctx.body = renderLogoutPage({
-            environmentLabel: label,
-            providerForm: form,
-            signedInAs: account?.email,
-            // oidc-provider has validated the hint (signature, audience) by now.
-            autoSubmit: typeof ctx.oidc.params?.id_token_hint === 'string',
-          });
-        },
-        postLogoutSuccessSource: (ctx) => {
-          ctx.set(pageHeaders);
-          ctx.body = renderSignedOutPage(label);
-        },
-      },
-      resourceIndicators: {
-        enabled: true,
-        // Without `resource` the access token is opaque, as spec 5 describes; with the
-        // audience it is a JWT. A code granted for the audience keeps it at the token endpoint.
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resourceIndicator) => {
-          if (resourceIndicator !== audience) throw new errors.InvalidTarget();
-          return {
-            scope: resourceServerScope,
-            audience,
-            accessTokenFormat: 'jwt',
-            accessTokenTTL: 10 * minute,
-            jwt: { sign: { alg } },
-          };
-        },
-      },
-    },
-    // A user's access token names its e-mail address (the gateway tells users from
-    // machines by it, spec 5); a machine token has none.
-    extraTokenClaims: (_ctx, token) => {
-      const accountId = 'accountId' in token ? token.accountId : undefined;
-      if (accountId === undefined || !token.scopes.has('email')) return undefined;
-      const account = directory.findActive(environment.key, accountId);
-      if (account === undefined) return undefined;
-      return { email: account.email, email_verified: account.emailVerified };
-    },
-  }));
-
+  const provider = await constructProvider(issuer, (errors) =>
+    providerConfiguration(options, { mountPath, label, store, errors }),
+  );
   const callback = provider.callback();
   return {
     environment,
@@ -199,6 +87,177 @@ export async function createEnvironmentProvider(options: {
       request.url = `${url.pathname.slice(mountPath.length) || '/'}${url.search}`;
       void callback(req, res);
     },
+  };
+}
+
+type ProviderPlace = {
+  mountPath: string;
+  label: string;
+  store: SearchableMemoryStore;
+  errors: ProviderErrors;
+};
+
+/** oidc-provider's configuration for one environment: clients, keys, cookies, pages, tokens. */
+function providerConfiguration(
+  options: EnvironmentProviderOptions,
+  { mountPath, label, store, errors }: ProviderPlace,
+): Configuration {
+  const { environment, directory } = options;
+  return {
+    adapter: store.adapterFor,
+    clients: environment.clients.map((client) => clientMetadata(client, options.signingAlg)),
+    jwks: { keys: options.signingKeys } as JWKS,
+    findAccount: accountFinder(directory, environment.key),
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'picture'],
+    },
+    scopes: [...userScopes, ...machineScopes],
+    // spec 4.1: `screen_hint=signup` opens the registration page instead of sign-in.
+    extraParams: ['screen_hint'],
+    // The ID token carries the scope's claims itself (the gateway reads no userinfo).
+    conformIdTokenClaims: false,
+    cookies: environmentCookies(environment.key, options.cookieKeys),
+    pkce: { required: () => true },
+    routes: { authorization: authorizationRoute, token: tokenRoute },
+    interactions: {
+      url: (_ctx, interaction) => `${mountPath}/interaction/${interaction.uid}`,
+    },
+    ttl: lifetimes,
+    clientBasedCORS: () => false,
+    renderError: (ctx, out) => {
+      ctx.set(pageHeaders);
+      ctx.body = renderErrorPage({
+        environmentLabel: label,
+        error: out.error,
+        description: out.error_description,
+      });
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      rpInitiatedLogout: signOutPages(directory, environment.key, label),
+      resourceIndicators: audienceTokens(options.audience, options.signingAlg, errors),
+    },
+    extraTokenClaims: emailClaims(directory, environment.key),
+  };
+}
+
+const lifetimes: Configuration['ttl'] = {
+  AccessToken: 10 * minute,
+  AuthorizationCode: minute,
+  ClientCredentials: 10 * minute,
+  IdToken: hour,
+  Interaction: hour,
+  // A working day: after it the browser signs in again.
+  Session: 8 * hour,
+  Grant: 14 * day,
+  RefreshToken: 14 * day,
+};
+
+/** The environment's active accounts, with their email and profile claims. */
+function accountFinder(directory: AccountDirectory, environmentKey: string) {
+  return (_ctx: KoaContextWithOIDC, sub: string): Account | undefined => {
+    // A suspended account is no account: its sessions log out and its refresh tokens fail.
+    const account = directory.findActive(environmentKey, sub);
+    if (account === undefined) return undefined;
+    return {
+      accountId: sub,
+      claims: () => ({
+        sub,
+        email: account.email,
+        email_verified: account.emailVerified,
+        ...(account.name === undefined ? {} : { name: account.name }),
+        ...(account.picture === undefined ? {} : { picture: account.picture }),
+      }),
+    };
+  };
+}
+
+function environmentCookies(environmentKey: string, keys: string[]): Configuration['cookies'] {
+  return {
+    keys,
+    // Every environment shares the host, so each needs its own cookie names.
+    names: {
+      session: `idp_${environmentKey}_session`,
+      interaction: `idp_${environmentKey}_interaction`,
+      resume: `idp_${environmentKey}_resume`,
+    },
+    long: { httpOnly: true, sameSite: 'lax' },
+    short: { httpOnly: true, sameSite: 'lax' },
+  };
+}
+
+type Features = NonNullable<Configuration['features']>;
+
+/** The sign-out confirmation (submitted at once with a validated hint) and signed-out pages. */
+function signOutPages(
+  directory: AccountDirectory,
+  environmentKey: string,
+  label: string,
+): Features['rpInitiatedLogout'] {
+  return {
+    enabled: true,
+    logoutSource: (ctx, form) => {
+      const accountId = ctx.oidc.session?.accountId;
+      const account =
+        accountId === undefined ? undefined : directory.findActive(environmentKey, accountId);
+      ctx.set(pageHeaders);
+      ctx.body = renderLogoutPage({
+        environmentLabel: label,
+        providerForm: form,
+        signedInAs: account?.email,
+        // oidc-provider has validated the hint (signature, audience) by now.
+        autoSubmit: typeof ctx.oidc.params?.id_token_hint === 'string',
+      });
+    },
+    postLogoutSuccessSource: (ctx) => {
+      ctx.set(pageHeaders);
+      ctx.body = renderSignedOutPage(label);
+    },
+  };
+}
+
+/**
+ * Without `resource` the access token is opaque, as spec 5 describes; with the audience it is
+ * a JWT. A code granted for the audience keeps it at the token endpoint.
+ */
+function audienceTokens(
+  audience: string,
+  alg: DevSigningAlg,
+  errors: ProviderErrors,
+): Features['resourceIndicators'] {
+  return {
+    enabled: true,
+    useGrantedResource: () => true,
+    getResourceServerInfo: (_ctx, resourceIndicator) => {
+      if (resourceIndicator !== audience) throw new errors.InvalidTarget();
+      return {
+        scope: resourceServerScope,
+        audience,
+        accessTokenFormat: 'jwt',
+        accessTokenTTL: 10 * minute,
+        jwt: { sign: { alg } },
+      };
+    },
+  };
+}
+
+/**
+ * A user's access token names its e-mail address (the gateway tells users from machines by
+ * it, spec 5); a machine token has none.
+ */
+function emailClaims(
+  directory: AccountDirectory,
+  environmentKey: string,
+): Configuration['extraTokenClaims'] {
+  return (_ctx, token) => {
+    const accountId = 'accountId' in token ? token.accountId : undefined;
+    if (accountId === undefined || !token.scopes.has('email')) return undefined;
+    const account = directory.findActive(environmentKey, accountId);
+    if (account === undefined) return undefined;
+    return { email: account.email, email_verified: account.emailVerified };
   };
 }
 
