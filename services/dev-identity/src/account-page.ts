@@ -34,132 +34,161 @@ type PageMessage = {
   fieldErrors?: Partial<Record<PasswordField, string>>;
 };
 
-export function createAccountPages(options: {
+type AccountPageOptions = {
   environments: ReadonlyMap<string, EnvironmentProvider>;
   directory: AccountDirectory;
   csrfKey: Buffer;
-}): AccountPages {
-  const { environments, directory, csrfKey } = options;
+};
 
-  const csrfToken = (environmentKey: string, sessionId: string) =>
-    createHmac('sha256', csrfKey)
-      .update(`account\0${environmentKey}\0${sessionId}`)
-      .digest('base64url');
-
-  /** The environment named by `?env` and the account signed in to it, if any. */
-  const resolve = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
-    const key = url.searchParams.get('env') ?? defaultAccountEnvironment;
-    const environment = environments.get(key);
-    if (environment === undefined) return undefined;
-    const { provider } = environment;
-    const sessionId = provider
-      .createContext(req, res)
-      .cookies.get(provider.cookieName('session'), { signed: true });
-    const session = sessionId === undefined ? undefined : await provider.Session.find(sessionId);
-    const accountId = session?.accountId;
-    const account =
-      accountId === undefined
-        ? undefined
-        : directory.findActive(environment.environment.key, accountId);
-    return {
-      environment,
-      signedIn:
-        account === undefined || sessionId === undefined
-          ? undefined
-          : { account, csrf: csrfToken(environment.environment.key, sessionId) },
-    };
-  };
-
-  const render = (
-    res: ServerResponse,
-    status: number,
-    state: NonNullable<Awaited<ReturnType<typeof resolve>>>,
-    message: PageMessage = {},
-  ) => {
-    const { environment, signedIn } = state;
-    const others = [...environments.values()].filter((other) => other !== environment);
-    sendPage(
-      res,
-      status,
-      renderPage(
-        { title: 'Your account', subtitle: environment.label },
-        html`${errorMessage(message.error)}${
-            message.notice === undefined
-              ? ''
-              : html`<p class="notice" role="status">${message.notice}</p>`
-          }
-          ${signedIn === undefined ? notSignedIn() : accountDetails(signedIn.account)}
-          <p>
-            Your password and your sign-in methods are managed here, by the identity service, not by
-            the applications you use. This development identity service offers one sign-in method:
-            e-mail address and password.
-          </p>
-          ${
-            signedIn === undefined
-              ? ''
-              : passwordForm(environment.environment.key, signedIn.csrf, message.fieldErrors)
-          }
-          ${
-            others.length === 0
-              ? ''
-              : html`<p class="switch">Other environments: ${environmentLinks(others)}</p>`
-          }`,
-      ),
-    );
-  };
-
-  const unknownEnvironment = (res: ServerResponse, url: URL) =>
-    sendPage(
-      res,
-      404,
-      renderPage(
-        { title: 'Your account' },
-        html`${errorMessage(`There is no environment "${url.searchParams.get('env') ?? defaultAccountEnvironment}".`)}
-          <p>Environments: ${environmentLinks([...environments.values()])}</p>`,
-      ),
-    );
-
+export function createAccountPages(options: AccountPageOptions): AccountPages {
   return {
     async show(req, res, url) {
-      const state = await resolve(req, res, url);
-      if (state === undefined) unknownEnvironment(res, url);
-      else render(res, 200, state);
+      const state = await accountState(options, req, res, url);
+      if (state === undefined) sendUnknownEnvironment(options.environments, res, url);
+      else sendAccountPage(options.environments, res, 200, state);
     },
-    async changePassword(req, res, url) {
-      const state = await resolve(req, res, url);
-      if (state === undefined) {
-        unknownEnvironment(res, url);
-        return;
-      }
-      const form = await readForm(req);
-      const { signedIn } = state;
-      if (signedIn === undefined || !sameToken(form.get('csrf') ?? '', signedIn.csrf)) {
-        render(res, 403, state, {
-          error: 'Your session changed or expired. Sign in again and retry.',
-        });
-        return;
-      }
-      const newPassword = form.get('newPassword') ?? '';
-      const problem = newPasswordProblem(newPassword, form.get('newPasswordConfirmation') ?? '');
-      if (problem !== undefined) {
-        const field = problem.field === 'password' ? 'newPassword' : 'newPasswordConfirmation';
-        render(res, 400, state, { fieldErrors: { [field]: problem.message } });
-        return;
-      }
-      const outcome = await directory.changePassword(
-        state.environment.environment.key,
-        signedIn.account.subject,
-        form.get('currentPassword') ?? '',
-        newPassword,
-      );
-      if (outcome === 'changed') {
-        render(res, 200, state, { notice: 'Your password is changed.' });
-        return;
-      }
-      const wrongPassword = 'The current password is not correct.';
-      render(res, 400, state, { fieldErrors: { currentPassword: wrongPassword } });
-    },
+    changePassword: (req, res, url) => changePassword(options, req, res, url),
   };
+}
+
+/** The environment named by `?env` and the account signed in to it, if any. */
+type AccountState = {
+  environment: EnvironmentProvider;
+  signedIn: { account: DevAccountView; csrf: string } | undefined;
+};
+
+function csrfToken(csrfKey: Buffer, environmentKey: string, sessionId: string): string {
+  return createHmac('sha256', csrfKey)
+    .update(`account\0${environmentKey}\0${sessionId}`)
+    .digest('base64url');
+}
+
+/** Undefined when `?env` names no environment. */
+async function accountState(
+  { environments, directory, csrfKey }: AccountPageOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<AccountState | undefined> {
+  const key = url.searchParams.get('env') ?? defaultAccountEnvironment;
+  const environment = environments.get(key);
+  if (environment === undefined) return undefined;
+  const { provider } = environment;
+  const sessionId = provider
+    .createContext(req, res)
+    .cookies.get(provider.cookieName('session'), { signed: true });
+  const session = sessionId === undefined ? undefined : await provider.Session.find(sessionId);
+  const accountId = session?.accountId;
+  const account =
+    accountId === undefined
+      ? undefined
+      : directory.findActive(environment.environment.key, accountId);
+  return {
+    environment,
+    signedIn:
+      account === undefined || sessionId === undefined
+        ? undefined
+        : { account, csrf: csrfToken(csrfKey, environment.environment.key, sessionId) },
+  };
+}
+
+/**
+ * Changes the signed-in account's password after the CSRF token, the new password's rules and
+ * the current password are checked; each refusal shows the page again with its message.
+ */
+async function changePassword(
+  options: AccountPageOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const state = await accountState(options, req, res, url);
+  if (state === undefined) {
+    sendUnknownEnvironment(options.environments, res, url);
+    return;
+  }
+  const render = (status: number, message: PageMessage) =>
+    sendAccountPage(options.environments, res, status, state, message);
+  const form = await readForm(req);
+  const { signedIn } = state;
+  if (signedIn === undefined || !sameToken(form.get('csrf') ?? '', signedIn.csrf)) {
+    render(403, { error: 'Your session changed or expired. Sign in again and retry.' });
+    return;
+  }
+  const newPassword = form.get('newPassword') ?? '';
+  const problem = newPasswordProblem(newPassword, form.get('newPasswordConfirmation') ?? '');
+  if (problem !== undefined) {
+    const field = problem.field === 'password' ? 'newPassword' : 'newPasswordConfirmation';
+    render(400, { fieldErrors: { [field]: problem.message } });
+    return;
+  }
+  const outcome = await options.directory.changePassword(
+    state.environment.environment.key,
+    signedIn.account.subject,
+    form.get('currentPassword') ?? '',
+    newPassword,
+  );
+  if (outcome === 'changed') {
+    render(200, { notice: 'Your password is changed.' });
+    return;
+  }
+  const wrongPassword = 'The current password is not correct.';
+  render(400, { fieldErrors: { currentPassword: wrongPassword } });
+}
+
+function sendAccountPage(
+  environments: ReadonlyMap<string, EnvironmentProvider>,
+  res: ServerResponse,
+  status: number,
+  state: AccountState,
+  message: PageMessage = {},
+): void {
+  const { environment, signedIn } = state;
+  const others = [...environments.values()].filter((other) => other !== environment);
+  sendPage(
+    res,
+    status,
+    renderPage(
+      { title: 'Your account', subtitle: environment.label },
+      html`${errorMessage(message.error)}${
+          message.notice === undefined
+            ? ''
+            : html`<p class="notice" role="status">${message.notice}</p>`
+        }
+        ${signedIn === undefined ? notSignedIn() : accountDetails(signedIn.account)}
+        <p>
+          Your password and your sign-in methods are managed here, by the identity service, not by
+          the applications you use. This development identity service offers one sign-in method:
+          e-mail address and password.
+        </p>
+        ${
+          signedIn === undefined
+            ? ''
+            : passwordForm(environment.environment.key, signedIn.csrf, message.fieldErrors)
+        }
+        ${
+          others.length === 0
+            ? ''
+            : html`<p class="switch">Other environments: ${environmentLinks(others)}</p>`
+        }`,
+    ),
+  );
+}
+
+function sendUnknownEnvironment(
+  environments: ReadonlyMap<string, EnvironmentProvider>,
+  res: ServerResponse,
+  url: URL,
+): void {
+  sendPage(
+    res,
+    404,
+    renderPage(
+      { title: 'Your account' },
+      html`${errorMessage(`There is no environment "${url.searchParams.get('env') ?? defaultAccountEnvironment}".`)}
+        <p>Environments: ${environmentLinks([...environments.values()])}</p>`,
+    ),
+  );
 }
 
 function environmentLinks(list: readonly EnvironmentProvider[]) {
