@@ -50,40 +50,86 @@ export async function openAccountDirectory(options: {
   seed: readonly DevAccount[];
   store: DevStore<DevAccount> | undefined;
 }): Promise<AccountDirectory> {
+  const accounts = new AccountIndex();
+  const changed = await loadAccounts(accounts, options);
+  const persist = serialSaves(accounts, options.store);
+  if (changed) await persist();
+
+  return {
+    findActive(environmentKey, subject) {
+      const account = accounts.find(environmentKey, subject);
+      return account === undefined || account.status !== 'active' ? undefined : toView(account);
+    },
+    exists: (environmentKey, subject) => accounts.find(environmentKey, subject) !== undefined,
+    async signIn(environmentKey, email, password) {
+      const account = accounts.byEmail.get(emailKey(environmentKey, email));
+      const valid =
+        account === undefined
+          ? await verifyNoPassword(password)
+          : await verifyPassword(password, account.passwordHash);
+      if (account === undefined || !valid) return { ok: false, reason: 'invalid_credentials' };
+      if (account.status === 'suspended') return { ok: false, reason: 'suspended' };
+      return { ok: true, account: toView(account) };
+    },
+    register: (environmentKey, registration) =>
+      registerAccount(accounts, persist, environmentKey, registration),
+    async suspend(environmentKey, subject) {
+      const account = accounts.find(environmentKey, subject);
+      if (account === undefined) return false;
+      if (account.status !== 'suspended') {
+        account.status = 'suspended';
+        await persist();
+      }
+      return true;
+    },
+    async changePassword(environmentKey, subject, currentPassword, newPassword) {
+      const account = accounts.find(environmentKey, subject);
+      if (account === undefined) return 'unknown_account';
+      if (!(await verifyPassword(currentPassword, account.passwordHash))) return 'wrong_password';
+      account.passwordHash = await hashPassword(newPassword);
+      await persist();
+      return 'changed';
+    },
+    list: (environmentKey) =>
+      [...accounts.bySubject.values()]
+        .filter((account) => account.environmentKey === environmentKey)
+        .map(toView),
+  };
+}
+
+/** The accounts of every environment, by subject and by e-mail address. */
+class AccountIndex {
+  readonly bySubject = new Map<string, StoredAccount>();
+  readonly byEmail = new Map<string, StoredAccount>();
+
+  add(account: StoredAccount): void {
+    this.bySubject.set(subjectKey(account.environmentKey, account.subject), account);
+    this.byEmail.set(emailKey(account.environmentKey, account.email), account);
+  }
+
+  find(environmentKey: string, subject: string): StoredAccount | undefined {
+    return this.bySubject.get(subjectKey(environmentKey, subject));
+  }
+}
+
+/**
+ * Adds the stored accounts, then the seed accounts the store does not hold yet; answers
+ * whether the store needs saving.
+ */
+async function loadAccounts(
+  accounts: AccountIndex,
+  options: {
+    environmentKeys: readonly string[];
+    seed: readonly DevAccount[];
+    store: DevStore<DevAccount> | undefined;
+  },
+): Promise<boolean> {
   const known = new Set(options.environmentKeys);
-  const bySubject = new Map<string, StoredAccount>();
-  const byEmail = new Map<string, StoredAccount>();
-  const add = (account: StoredAccount) => {
-    bySubject.set(subjectKey(account.environmentKey, account.subject), account);
-    byEmail.set(emailKey(account.environmentKey, account.email), account);
-  };
-
-  const addChecked = async (account: DevAccount, setting: string) => {
-    checkAccount(account, setting, known);
-    if (byEmail.has(emailKey(account.environmentKey, account.email))) {
-      throw new Error(`${setting}: ${account.email} is repeated in ${account.environmentKey}`);
-    }
-    const subject = account.subject ?? seedSubject(account.environmentKey, account.email);
-    if (bySubject.has(subjectKey(account.environmentKey, subject))) {
-      throw new Error(`${setting}: subject ${subject} is repeated in ${account.environmentKey}`);
-    }
-    add({
-      environmentKey: account.environmentKey,
-      subject,
-      email: account.email,
-      emailVerified: account.emailVerified,
-      ...(account.name === undefined ? {} : { name: account.name }),
-      ...(account.picture === undefined ? {} : { picture: account.picture }),
-      status: account.status ?? 'active',
-      passwordHash: account.passwordHash ?? (await hashPassword(account.password ?? '')),
-    });
-  };
-
   const stored = await options.store?.load();
   // A plain-text password in the store (edited by hand) is saved back as a hash.
   let changed = stored?.some((account) => account.passwordHash === undefined) ?? true;
   for (const [index, account] of (stored ?? []).entries()) {
-    await addChecked(account, `stored account ${index}`);
+    await addChecked(accounts, account, `stored account ${index}`, known);
   }
   const seedEmails = new Set<string>();
   for (const [index, account] of options.seed.entries()) {
@@ -94,82 +140,78 @@ export async function openAccountDirectory(options: {
       );
     }
     seedEmails.add(key);
-    if (byEmail.has(key)) continue; // the stored account wins
-    await addChecked(account, `accounts[${index}]`);
+    if (accounts.byEmail.has(key)) continue; // the stored account wins
+    await addChecked(accounts, account, `accounts[${index}]`, known);
     changed = true;
   }
+  return changed;
+}
 
-  // Saves run one after the other, each with the whole list as it is when it starts.
+/** Adds a configured or stored account; a repeated address or subject is a setting error. */
+async function addChecked(
+  accounts: AccountIndex,
+  account: DevAccount,
+  setting: string,
+  known: ReadonlySet<string>,
+): Promise<void> {
+  checkAccount(account, setting, known);
+  if (accounts.byEmail.has(emailKey(account.environmentKey, account.email))) {
+    throw new Error(`${setting}: ${account.email} is repeated in ${account.environmentKey}`);
+  }
+  const subject = account.subject ?? seedSubject(account.environmentKey, account.email);
+  if (accounts.bySubject.has(subjectKey(account.environmentKey, subject))) {
+    throw new Error(`${setting}: subject ${subject} is repeated in ${account.environmentKey}`);
+  }
+  accounts.add({
+    environmentKey: account.environmentKey,
+    subject,
+    email: account.email,
+    emailVerified: account.emailVerified,
+    ...(account.name === undefined ? {} : { name: account.name }),
+    ...(account.picture === undefined ? {} : { picture: account.picture }),
+    status: account.status ?? 'active',
+    passwordHash: account.passwordHash ?? (await hashPassword(account.password ?? '')),
+  });
+}
+
+/** Saves run one after the other, each with the whole list as it is when it starts. */
+function serialSaves(
+  accounts: AccountIndex,
+  store: DevStore<DevAccount> | undefined,
+): () => Promise<void> {
   let saving = Promise.resolve();
-  const persist = async () => {
-    const store = options.store;
+  return async () => {
     if (store === undefined) return;
-    const next = saving.then(() => store.save([...bySubject.values()].map(toDevAccount)));
+    const next = saving.then(() => store.save([...accounts.bySubject.values()].map(toDevAccount)));
     saving = next.catch(() => undefined);
     await next;
   };
-  if (changed) await persist();
+}
 
-  const findStored = (environmentKey: string, subject: string) =>
-    bySubject.get(subjectKey(environmentKey, subject));
-
-  return {
-    findActive(environmentKey, subject) {
-      const account = findStored(environmentKey, subject);
-      return account === undefined || account.status !== 'active' ? undefined : toView(account);
-    },
-    exists: (environmentKey, subject) => findStored(environmentKey, subject) !== undefined,
-    async signIn(environmentKey, email, password) {
-      const account = byEmail.get(emailKey(environmentKey, email));
-      const valid =
-        account === undefined
-          ? await verifyNoPassword(password)
-          : await verifyPassword(password, account.passwordHash);
-      if (account === undefined || !valid) return { ok: false, reason: 'invalid_credentials' };
-      if (account.status === 'suspended') return { ok: false, reason: 'suspended' };
-      return { ok: true, account: toView(account) };
-    },
-    async register(environmentKey, registration) {
-      if (byEmail.has(emailKey(environmentKey, registration.email))) return undefined;
-      const passwordHash = await hashPassword(registration.password);
-      // Checked again: another registration may have taken the address while hashing.
-      if (byEmail.has(emailKey(environmentKey, registration.email))) return undefined;
-      const account: StoredAccount = {
-        environmentKey,
-        subject: randomUUID(),
-        email: registration.email,
-        // The development service sends no e-mail, so a new address counts as verified.
-        emailVerified: true,
-        ...(registration.name === undefined ? {} : { name: registration.name }),
-        status: 'active',
-        passwordHash,
-      };
-      add(account);
-      await persist();
-      return toView(account);
-    },
-    async suspend(environmentKey, subject) {
-      const account = findStored(environmentKey, subject);
-      if (account === undefined) return false;
-      if (account.status !== 'suspended') {
-        account.status = 'suspended';
-        await persist();
-      }
-      return true;
-    },
-    async changePassword(environmentKey, subject, currentPassword, newPassword) {
-      const account = findStored(environmentKey, subject);
-      if (account === undefined) return 'unknown_account';
-      if (!(await verifyPassword(currentPassword, account.passwordHash))) return 'wrong_password';
-      account.passwordHash = await hashPassword(newPassword);
-      await persist();
-      return 'changed';
-    },
-    list: (environmentKey) =>
-      [...bySubject.values()]
-        .filter((account) => account.environmentKey === environmentKey)
-        .map(toView),
+/** A new active account with a random subject; undefined when the address is taken. */
+async function registerAccount(
+  accounts: AccountIndex,
+  persist: () => Promise<void>,
+  environmentKey: string,
+  registration: Registration,
+): Promise<DevAccountView | undefined> {
+  if (accounts.byEmail.has(emailKey(environmentKey, registration.email))) return undefined;
+  const passwordHash = await hashPassword(registration.password);
+  // Checked again: another registration may have taken the address while hashing.
+  if (accounts.byEmail.has(emailKey(environmentKey, registration.email))) return undefined;
+  const account: StoredAccount = {
+    environmentKey,
+    subject: randomUUID(),
+    email: registration.email,
+    // The development service sends no e-mail, so a new address counts as verified.
+    emailVerified: true,
+    ...(registration.name === undefined ? {} : { name: registration.name }),
+    status: 'active',
+    passwordHash,
   };
+  accounts.add(account);
+  await persist();
+  return toView(account);
 }
 
 function checkAccount(account: DevAccount, setting: string, known: ReadonlySet<string>): void {
