@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { openAccountDirectory } from './account-directory.js';
-import { createAccountPages } from './account-page.js';
+import type { JWK } from 'jose';
+import { openAccountDirectory, type AccountDirectory } from './account-directory.js';
+import { createAccountPages, type AccountPages } from './account-page.js';
 import {
   assertValidOptions,
   type DevAccountView,
   type DevIdentityServiceOptions,
+  type DevSigningAlg,
 } from './dev-identity-options.js';
 import { createEnvironmentProvider, type EnvironmentProvider } from './environment-provider.js';
 import { fullRequestUrl, RequestRejected, sendEmpty, sendJson, sendPage } from './http-io.js';
@@ -58,83 +60,31 @@ export async function createDevIdentityService(
       store: options.accountStore,
     }),
   ]);
-  // Sessions live in memory, so cookies need not outlive the process.
-  const cookieKeys = [randomBytes(32).toString('base64url')];
-  const environments = new Map<string, EnvironmentProvider>();
-  for (const environment of options.environments) {
-    environments.set(
-      environment.key,
-      await createEnvironmentProvider({
-        environment,
-        publicOrigin,
-        audience: options.audience,
-        signingAlg,
-        signingKeys,
-        cookieKeys,
-        directory,
-      }),
-    );
-  }
-  const accountPages = createAccountPages({
+  const environments = await startEnvironments(options, {
+    publicOrigin,
+    signingAlg,
+    signingKeys,
+    directory,
+  });
+  const parts: ServiceParts = {
     environments,
     directory,
-    csrfKey: randomBytes(32),
-  });
-  const onboardingPages = createOnboardingPages({
-    gatewayBaseUrl: (options.gatewayBaseUrl ?? publicOrigin).replace(/\/+$/, ''),
-  });
-  const internalUsersApi = createInternalUsersApi({
-    environments,
-    directory,
-    serviceKey: options.serviceKey,
-  });
-  let closed = false;
-
-  /** The work for a request, or undefined when the path is not the service's. */
-  const routeFor = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-  ): (() => Promise<void> | void) | undefined => {
-    const path = url.pathname;
-    if (path === internalApiPrefix || path.startsWith(`${internalApiPrefix}/`)) {
-      return () => internalUsersApi(req, res, url);
-    }
-    if (path === '/account') {
-      return allow(req, res, 'GET', () => accountPages.show(req, res, url));
-    }
-    if (path === '/account/password') {
-      return allow(req, res, 'POST', () => accountPages.changePassword(req, res, url));
-    }
-    const onboarding = onboardingPath.exec(path);
-    if (onboarding !== null) {
-      const environment = environments.get(onboarding[1] ?? '');
-      if (environment === undefined) return () => notFound(res);
-      const onboardingEnvironment = { key: environment.environment.key, label: environment.label };
-      const asset = onboarding[2];
-      return allow(req, res, 'GET', () =>
-        asset === undefined
-          ? onboardingPages.show(res, url, onboardingEnvironment)
-          : onboardingPages.script(res, asset),
-      );
-    }
-    if (path !== '/api/auth' && !path.startsWith('/api/auth/')) return undefined;
-
-    const environment = environments.get(environmentRoute.exec(path)?.[1] ?? '');
-    if (environment === undefined) return () => notFound(res);
-    const interaction = interactionRoute.exec(path.slice(environment.mountPath.length));
-    if (interaction === null) return () => environment.handle(req, res, url);
-    const uid = interaction[1] ?? '';
-    const action = (interaction[2] ?? 'show') as InteractionAction;
-    return allow(req, res, action === 'show' ? 'GET' : 'POST', () =>
-      handleInteraction(environment, directory, { req, res, url }, uid, action),
-    );
+    accountPages: createAccountPages({ environments, directory, csrfKey: randomBytes(32) }),
+    onboardingPages: createOnboardingPages({
+      gatewayBaseUrl: (options.gatewayBaseUrl ?? publicOrigin).replace(/\/+$/, ''),
+    }),
+    internalUsersApi: createInternalUsersApi({
+      environments,
+      directory,
+      serviceKey: options.serviceKey,
+    }),
   };
+  let closed = false;
 
   return {
     handle(req, res, next) {
       const url = fullRequestUrl(req);
-      const work = routeFor(req, res, url);
+      const work = routeFor(parts, { req, res, url });
       if (work === undefined) {
         if (next !== undefined) next();
         else if (url.pathname === '/favicon.ico') answerWithoutIcon(res);
@@ -159,6 +109,99 @@ export async function createDevIdentityService(
       closed = true;
     },
   };
+}
+
+/** One OpenID Provider per environment, sharing the signing keys and the cookie keys. */
+async function startEnvironments(
+  options: DevIdentityServiceOptions,
+  shared: {
+    publicOrigin: string;
+    signingAlg: DevSigningAlg;
+    signingKeys: JWK[];
+    directory: AccountDirectory;
+  },
+): Promise<Map<string, EnvironmentProvider>> {
+  const { publicOrigin, signingAlg, signingKeys, directory } = shared;
+  // Sessions live in memory, so cookies need not outlive the process.
+  const cookieKeys = [randomBytes(32).toString('base64url')];
+  const environments = new Map<string, EnvironmentProvider>();
+  for (const environment of options.environments) {
+    environments.set(
+      environment.key,
+      await createEnvironmentProvider({
+        environment,
+        publicOrigin,
+        audience: options.audience,
+        signingAlg,
+        signingKeys,
+        cookieKeys,
+        directory,
+      }),
+    );
+  }
+  return environments;
+}
+
+/** What the service's routes answer with. */
+type ServiceParts = {
+  environments: ReadonlyMap<string, EnvironmentProvider>;
+  directory: AccountDirectory;
+  accountPages: AccountPages;
+  onboardingPages: ReturnType<typeof createOnboardingPages>;
+  internalUsersApi: ReturnType<typeof createInternalUsersApi>;
+};
+
+type Exchange = { req: IncomingMessage; res: ServerResponse; url: URL };
+type Work = () => Promise<void> | void;
+
+/** The work for a request, or undefined when the path is not the service's. */
+function routeFor(parts: ServiceParts, exchange: Exchange): Work | undefined {
+  const { req, res, url } = exchange;
+  const path = url.pathname;
+  if (path === internalApiPrefix || path.startsWith(`${internalApiPrefix}/`)) {
+    return () => parts.internalUsersApi(req, res, url);
+  }
+  if (path === '/account') {
+    return allow(req, res, 'GET', () => parts.accountPages.show(req, res, url));
+  }
+  if (path === '/account/password') {
+    return allow(req, res, 'POST', () => parts.accountPages.changePassword(req, res, url));
+  }
+  const onboarding = onboardingPath.exec(path);
+  if (onboarding !== null) return onboardingRoute(parts, exchange, onboarding);
+  if (path !== '/api/auth' && !path.startsWith('/api/auth/')) return undefined;
+  return providerRoute(parts, exchange);
+}
+
+/** `/env/<KEY>/onboarding` and its script, for a known environment. */
+function onboardingRoute(
+  parts: ServiceParts,
+  { req, res, url }: Exchange,
+  match: RegExpExecArray,
+): Work {
+  const environment = parts.environments.get(match[1] ?? '');
+  if (environment === undefined) return () => notFound(res);
+  const onboardingEnvironment = { key: environment.environment.key, label: environment.label };
+  const asset = match[2];
+  return allow(req, res, 'GET', () =>
+    asset === undefined
+      ? parts.onboardingPages.show(res, url, onboardingEnvironment)
+      : parts.onboardingPages.script(res, asset),
+  );
+}
+
+/** An environment's own sign-in and registration pages, else its OpenID Provider. */
+function providerRoute(parts: ServiceParts, exchange: Exchange): Work {
+  const { req, res, url } = exchange;
+  const environment = parts.environments.get(environmentRoute.exec(url.pathname)?.[1] ?? '');
+  if (environment === undefined) return () => notFound(res);
+  const interaction = interactionRoute.exec(url.pathname.slice(environment.mountPath.length));
+  if (interaction === null) return () => environment.handle(req, res, url);
+  const uid = interaction[1] ?? '';
+  const action = (interaction[2] ?? 'show') as InteractionAction;
+  return allow(req, res, action === 'show' ? 'GET' : 'POST', () =>
+    handleInteraction(environment, parts.directory, exchange, uid, action),
+  );
 }
 
 /** The work when the method fits, else a 405 answer. */
