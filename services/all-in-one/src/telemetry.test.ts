@@ -240,14 +240,17 @@ describe('one sign-in with the login state in PostgreSQL', () => {
   it('yields one trace per step from the edge through auth-flow, registry and onboarding', () => {
     const servicesOf = (steps: FinishedSpan[]) =>
       [...new Set(steps.map(rpcServiceOf).filter((name) => name !== undefined))].sort();
-    // Start asks the registry; its answers are then kept until a registry change (issue 8), so
-    // the callback's trace goes through auth-flow and onboarding only.
+    // Start asks the registry; its answers are then kept until a registry change, so the
+    // callback's only registry call writes the sign-in's audit record.
     expectOneConnectedTrace(signIn.startTrace, 'startAuthentication');
     expect(servicesOf(signIn.startTrace)).toEqual(['authflow', 'registry']);
     const trace = signIn.callbackTrace;
     expectOneConnectedTrace(trace);
-    expect(servicesOf(trace)).toEqual(['authflow', 'onboarding']);
-    // Issue 8: one onboarding call per callback, which also applies the identity claims.
+    expect(servicesOf(trace)).toEqual(['authflow', 'onboarding', 'registry']);
+    expect(
+      trace.filter((span) => rpcServiceOf(span) === 'registry').map((span) => span.name),
+    ).toEqual(['registry.v1.RegistryService/AppendAuditRecord']);
+    // One onboarding call per callback, which also applies the identity claims.
     expect(
       trace.filter((span) => rpcServiceOf(span) === 'onboarding').map((span) => span.name),
     ).toEqual(['onboarding.v1.OnboardingService/BootstrapMembership']);
