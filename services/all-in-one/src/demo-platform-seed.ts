@@ -52,7 +52,7 @@ export type DemoPlatformSeed = {
  *   reused while the gateway still accepts it; a lost or refused key is replaced through the
  *   admin API (the pair's key rotated, or a key issued when the pair has none).
  */
-export async function ensureDemoPlatform(options: {
+type DemoPlatformOptions = {
   gatewayUrl: string;
   adminClientSecret: string;
   /** IDENTITY_ACCESS_TOKEN_AUDIENCE: the `resource` of the admin token request. */
@@ -63,7 +63,9 @@ export async function ensureDemoPlatform(options: {
   publicOrigin: string;
   keyFile: string;
   fetch?: typeof fetch;
-}): Promise<DemoPlatformSeed> {
+};
+
+export async function ensureDemoPlatform(options: DemoPlatformOptions): Promise<DemoPlatformSeed> {
   const doFetch = options.fetch ?? fetch;
   const actions: DemoPlatformSeed['actions'] = [];
   const pair: RedirectPair = {
@@ -74,58 +76,7 @@ export async function ensureDemoPlatform(options: {
   };
   const api = createAdminApi(options.gatewayUrl, await adminToken(options, doFetch), doFetch);
   const path = `/v1/platforms/${encodeURIComponent(options.platformKey)}`;
-  let issued: IssuedCredential[] = [];
-  let platform: PlatformView;
-
-  const existing = await api.call('GET', path, undefined, [200, 404]);
-  if (existing.status === 404) {
-    // central mode with central onboarding on: platform fields an admin adds for DEMO are
-    // collected on the identity UI's onboarding page before the handoff (spec 1).
-    const created = (
-      await api.call(
-        'POST',
-        '/v1/platforms',
-        {
-          platformKey: options.platformKey,
-          displayName: options.displayName,
-          redirectPairs: [pair],
-          defaultOnboardingMode: 'central',
-          centralOnboardingEnabled: true,
-          metadata: { createdBy: 'pnpm start (first run)' },
-        },
-        [201],
-      )
-    ).body as CredentialResponse;
-    platform = created.platform;
-    issued = created.credentials;
-    actions.push('created-platform');
-  } else {
-    platform = existing.body as PlatformView;
-    if (platform.status !== 'active') {
-      if (platform.status === 'archived') await api.call('POST', `${path}/restore`, {}, [200]);
-      platform = (await api.call('POST', `${path}/activate`, {}, [200])).body as PlatformView;
-      actions.push('reactivated-platform');
-    }
-    if (matchingPair(platform, pair) === undefined) {
-      // The default pair is updated in place (same id, so its key stays); other pairs an
-      // admin added are sent back unchanged (omitted pairs would be deleted).
-      const updated = (
-        await api.call(
-          'PATCH',
-          path,
-          {
-            redirectPairs: platform.redirectPairs.map((existingPair) =>
-              existingPair.isDefault ? { ...pair, id: existingPair.id } : existingPair,
-            ),
-          },
-          [200],
-        )
-      ).body as CredentialResponse;
-      platform = updated.platform;
-      issued = updated.credentials;
-      actions.push('moved-redirect-pair');
-    }
-  }
+  const { platform, issued } = await registeredPlatform(api, path, options, pair, actions);
   const target = matchingPair(platform, pair);
   if (target === undefined) {
     throw new Error(`the gateway did not keep the redirect pair ${pair.returnUrl} of ${path}`);
@@ -151,33 +102,96 @@ export async function ensureDemoPlatform(options: {
     ) {
       return { key: stored, actions };
     }
-  }
-  if (key === undefined) {
-    const current = platform.credentials.find(
-      (c) => c.kind === 'bff' && c.redirectPairId === target.id,
-    );
-    const response = (
-      current === undefined
-        ? await api.call(
-            'POST',
-            `${path}/credentials`,
-            { kind: 'bff', redirectPairId: target.id },
-            [201],
-          )
-        : await api.call(
-            'POST',
-            `${path}/credentials/${encodeURIComponent(current.id)}/rotate`,
-            { revokePreviousImmediately: true },
-            [200],
-          )
-    ).body as CredentialResponse;
-    const replacement = response.credentials.find((c) => c.redirectPairId === target.id);
-    if (replacement === undefined) throw new Error(`the gateway issued no key for ${path}`);
-    key = keyOf(replacement);
+    key = keyOf(await replacementKey(api, path, platform, target.id));
   }
   actions.push('issued-key');
   await writeStoredKey(options.keyFile, key);
   return { key, actions };
+}
+
+type AdminApi = ReturnType<typeof createAdminApi>;
+
+/**
+ * The demo platform as the gateway now has it: created when missing, else reactivated when
+ * needed and its default pair moved to `pair`; with any keys issued on the way.
+ */
+async function registeredPlatform(
+  api: AdminApi,
+  path: string,
+  options: Pick<DemoPlatformOptions, 'platformKey' | 'displayName'>,
+  pair: RedirectPair,
+  actions: DemoPlatformSeed['actions'],
+): Promise<{ platform: PlatformView; issued: IssuedCredential[] }> {
+  const existing = await api.call('GET', path, undefined, [200, 404]);
+  if (existing.status === 404) {
+    // central mode with central onboarding on: platform fields an admin adds for DEMO are
+    // collected on the identity UI's onboarding page before the handoff (spec 1).
+    const created = (
+      await api.call(
+        'POST',
+        '/v1/platforms',
+        {
+          platformKey: options.platformKey,
+          displayName: options.displayName,
+          redirectPairs: [pair],
+          defaultOnboardingMode: 'central',
+          centralOnboardingEnabled: true,
+          metadata: { createdBy: 'pnpm start (first run)' },
+        },
+        [201],
+      )
+    ).body as CredentialResponse;
+    actions.push('created-platform');
+    return { platform: created.platform, issued: created.credentials };
+  }
+  let platform = existing.body as PlatformView;
+  if (platform.status !== 'active') {
+    if (platform.status === 'archived') await api.call('POST', `${path}/restore`, {}, [200]);
+    platform = (await api.call('POST', `${path}/activate`, {}, [200])).body as PlatformView;
+    actions.push('reactivated-platform');
+  }
+  if (matchingPair(platform, pair) !== undefined) return { platform, issued: [] };
+  // The default pair is updated in place (same id, so its key stays); other pairs an admin
+  // added are sent back unchanged (omitted pairs would be deleted).
+  const updated = (
+    await api.call(
+      'PATCH',
+      path,
+      {
+        redirectPairs: platform.redirectPairs.map((existingPair) =>
+          existingPair.isDefault ? { ...pair, id: existingPair.id } : existingPair,
+        ),
+      },
+      [200],
+    )
+  ).body as CredentialResponse;
+  actions.push('moved-redirect-pair');
+  return { platform: updated.platform, issued: updated.credentials };
+}
+
+/** A new BFF key for the pair: the pair's key rotated, or a key issued when it has none. */
+async function replacementKey(
+  api: AdminApi,
+  path: string,
+  platform: PlatformView,
+  redirectPairId: string,
+): Promise<IssuedCredential> {
+  const current = platform.credentials.find(
+    (c) => c.kind === 'bff' && c.redirectPairId === redirectPairId,
+  );
+  const response = (
+    current === undefined
+      ? await api.call('POST', `${path}/credentials`, { kind: 'bff', redirectPairId }, [201])
+      : await api.call(
+          'POST',
+          `${path}/credentials/${encodeURIComponent(current.id)}/rotate`,
+          { revokePreviousImmediately: true },
+          [200],
+        )
+  ).body as CredentialResponse;
+  const replacement = response.credentials.find((c) => c.redirectPairId === redirectPairId);
+  if (replacement === undefined) throw new Error(`the gateway issued no key for ${path}`);
+  return replacement;
 }
 
 /** The registry keeps a return URL root without its trailing slash (spec 2.2). */
