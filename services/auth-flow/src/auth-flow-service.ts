@@ -1,12 +1,12 @@
 import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
-import { AuthFlowService } from '@gateway/contracts';
+import { AuthFlowService, type ProvisionTokenUserRequest } from '@gateway/contracts';
 import {
   combineRoutes,
   createHealthRoutes,
   type ReadinessProbe,
   type ServiceRoutes,
 } from '@gateway/rpc';
-import { createAccountService } from './account.js';
+import { createAccountService, type AccountService } from './account.js';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import { createEnvironmentClients } from './environment-clients.js';
 import { createLoginFlow } from './login-flow.js';
@@ -18,7 +18,7 @@ import { permissionsOf, provisionUser } from './users.js';
 export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeof AuthFlowService> {
   const environments = createEnvironmentClients(deps.registry);
   const login = createLoginFlow(deps, environments);
-  const handoff = createSessionHandoff(deps, environments);
+  const handoff = createSessionHandoff(deps);
   const logout = createLogoutFlow(deps, environments);
   const userAdmin = createUserAdmin(deps);
   const account = createAccountService(deps, environments);
@@ -56,23 +56,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
       return answer.logoutUrl === null ? {} : { logoutUrl: answer.logoutUrl };
     },
     completeLogout: (request) => logout.completeLogout({ state: request.state }),
-    async provisionTokenUser(request) {
-      // Spec 2.5: found or created by (issuer, sub); blocked users are refused (403).
-      const { user, platformAdmin } = await provisionUser(
-        deps.db.knex,
-        {
-          issuer: request.issuer,
-          subject: request.subject,
-          environmentKey: request.environmentKey,
-          email: request.email,
-          emailVerified: request.emailVerified,
-          picture: undefined,
-          name: undefined,
-        },
-        (deps.now ?? (() => new Date()))(),
-      );
-      return { userId: user.id, permissions: permissionsOf(platformAdmin, request.deployment) };
-    },
+    provisionTokenUser: (request) => provisionTokenUser(deps, request),
     // Spec 4.12.
     listUsers: (request) =>
       userAdmin.listUsers({
@@ -90,15 +74,36 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
     revokeUserSessions: (request) => userAdmin.revokeUserSessions(request.context, request.userId),
     // Spec 5 gatewayCookieAuth on user routes, 2.5 and 4.8.
     authenticateSession: (request) => account.authenticateSession(request.sessionToken),
-    async getAccount(request) {
-      const [view, localUser] = await Promise.all([
-        account.getAccount(request.userId),
-        account.getLocalUser(request.userId),
-      ]);
-      return { account: view, localUser };
-    },
+    getAccount: (request) => accountWithLocalUser(account, request.userId),
     deleteAccount: (request) => account.deleteAccount(request.userId),
   };
+}
+
+/** Spec 2.5: found or created by (issuer, sub); blocked users are refused (403). */
+async function provisionTokenUser(deps: AuthFlowDeps, request: ProvisionTokenUserRequest) {
+  const { user, platformAdmin } = await provisionUser(
+    deps.db.knex,
+    {
+      issuer: request.issuer,
+      subject: request.subject,
+      environmentKey: request.environmentKey,
+      email: request.email,
+      emailVerified: request.emailVerified,
+      picture: undefined,
+      name: undefined,
+    },
+    (deps.now ?? (() => new Date()))(),
+  );
+  return { userId: user.id, permissions: permissionsOf(platformAdmin, request.deployment) };
+}
+
+/** Spec 4.8 GET /v1/users/me: the account view and the local record behind it. */
+async function accountWithLocalUser(account: AccountService, userId: string) {
+  const [view, localUser] = await Promise.all([
+    account.getAccount(userId),
+    account.getLocalUser(userId),
+  ]);
+  return { account: view, localUser };
 }
 
 export type AuthFlowServiceOptions = {

@@ -11,7 +11,6 @@ import { createDatabase, migrateSchema, type Database } from '@gateway/db';
 import { createTestDatabase, waitFor, type TestDatabase } from '@gateway/testkit';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import { authFlowMigrations } from './authflow-migrations.js';
-import { createEnvironmentClients } from './environment-clients.js';
 import { createSessionHandoff } from './session-handoff.js';
 import type { AuthFlowStore } from './store/auth-flow-store.js';
 import { createSqlAuthFlowStore } from './store/sql-auth-flow-store.js';
@@ -87,7 +86,7 @@ describe.each(setups)('introspection with the user-status watch on $name', (setu
     });
     watch = createUserStatusWatch(db);
     const deps = depsWith(db, store, watch);
-    handoff = createSessionHandoff(deps, createEnvironmentClients(deps.registry));
+    handoff = createSessionHandoff(deps);
     await waitFor(() => Promise.resolve(watch.live), {
       timeoutMs: 5_000,
       intervalMs: 5,
@@ -177,7 +176,7 @@ describe.each(setups)('introspection with the user-status watch on $name', (setu
     const closed = createUserStatusWatch(db);
     await closed.close();
     const deps = depsWith(db, store, closed);
-    const unwatched = createSessionHandoff(deps, createEnvironmentClients(deps.registry));
+    const unwatched = createSessionHandoff(deps);
     const token = await (async () => {
       // The same session, through a handoff whose watch is not live.
       const session = newSession(Date.now(), { userId: id, platformKey: 'SHOP' });

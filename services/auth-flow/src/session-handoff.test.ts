@@ -143,7 +143,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     deps = depsWith(store);
     const environments = createEnvironmentClients(deps.registry);
     login = createLoginFlow(deps, environments);
-    handoff = createSessionHandoff(deps, environments);
+    handoff = createSessionHandoff(deps);
   });
 
   async function newUser(): Promise<UserRow> {

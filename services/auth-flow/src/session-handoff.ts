@@ -2,7 +2,6 @@ import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
-import type { EnvironmentClients } from './environment-clients.js';
 import { exchangeAnswerOf, type ExchangeAnswer } from './exchange-answer.js';
 import { exercisablePermissions } from './platform-session-policy.js';
 import type { SessionRecord } from './store/auth-flow-store.js';
@@ -20,7 +19,7 @@ type ExchangeRequest = { code: string; platformKey: string; callbackUrl: string 
 type IntrospectRequest = { token: string; platformKey: string };
 
 /** Spec 4.4 (exchange) and 4.5 (introspect): what a platform backend asks of a login. */
-export function createSessionHandoff(deps: AuthFlowDeps, _environments?: EnvironmentClients) {
+export function createSessionHandoff(deps: AuthFlowDeps) {
   const handoffDeps: HandoffDeps = { ...deps, now: deps.now ?? (() => new Date()) };
   return {
     exchange: (request: ExchangeRequest) => exchange(handoffDeps, request),
