@@ -12,7 +12,7 @@ import {
 } from '@gateway/auth-flow';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { GatewayConfig } from '@gateway/config';
-import { migrateSchema, openRegistryChangeFeed, type Database } from '@gateway/db';
+import { migrateSchema, openRegistryChangeFeed, type ChangeFeed, type Database } from '@gateway/db';
 import { createEdgeApp, createEdgeClients, createRedisRateLimitStore, listen } from '@gateway/edge';
 import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
 import {
@@ -61,15 +61,8 @@ export async function startGateway(options: {
   await seedDeploymentEnvironment(registryDeps);
 
   const probeTimeoutMs = config.databaseTimeoutMs;
-  const inProcess = (service: string, routes: ServiceRoutes): ServiceTarget => {
-    const serverInterceptors: Interceptor[] = createServiceInterceptors(
-      logger.child({ component: service }),
-    );
-    return { kind: 'in-process', routes, serverInterceptors };
-  };
-  const transport = (target: ServiceTarget) =>
-    createServiceTransport(target, { timeoutMs: config.serviceCallTimeoutMs });
   const registry = inProcess(
+    logger,
     'registry',
     createRegistryRoutes({
       deps: registryDeps,
@@ -77,50 +70,28 @@ export async function startGateway(options: {
       onBackgroundError: (error) => logger.warn({ err: error }, 'recording credential use failed'),
     }),
   );
-  const onboarding = inProcess('onboarding', createOnboardingRoutes({ db, probeTimeoutMs }));
-  // Redis expires keys itself; the SQL store's expired rows are removed every 10 minutes.
-  let store: AuthFlowStore;
-  let purge: NodeJS.Timeout | undefined;
-  if (redis === undefined) {
-    const sqlStore = createSqlAuthFlowStore(db);
-    store = sqlStore;
-    purge = setInterval(() => {
-      sqlStore.purgeExpired(Date.now()).catch((error: unknown) => {
-        logger.warn({ err: error }, 'purging expired login state failed');
-      });
-    }, 10 * 60_000);
-    purge.unref();
-  } else {
-    store = createRedisAuthFlowStore(redis);
-  }
+  const onboarding = inProcess(
+    logger,
+    'onboarding',
+    createOnboardingRoutes({ db, probeTimeoutMs }),
+  );
+  const loginState = openAuthFlowStore(db, redis, logger);
   // Registry changes announced by the edge reach the auth-flow service's cache in this process
   // at once, and every other instance on the same Redis.
   const changeFeed = await openRegistryChangeFeed(redis, {
     redisKeyPrefix: config.redisKeyPrefix,
     onAnnounceFailed: (error) => logger.warn({ err: error }, 'announcing a registry change failed'),
   });
-  const authFlowDeps = authFlowDepsFromConfig(config, {
-    db,
-    store,
-    registry: cachingRegistryAnswers(
-      createClient(RegistryService, transport(registry)),
-      changeFeed,
-    ),
-    onboarding: createClient(OnboardingService, transport(onboarding)),
+  const authFlow = authFlowTarget(options, {
+    store: loginState.store,
+    registry,
+    onboarding,
+    changeFeed,
   });
-  const authFlow = {
-    ...inProcess('auth-flow', createAuthFlowRoutes({ deps: authFlowDeps, probeTimeoutMs })),
-    // The edge calls it directly (service-clients.ts); its routes serve the health checks.
-    implementation: createAuthFlowServiceImpl(authFlowDeps),
-  };
-  const clients = createEdgeClients(
-    { registry, authFlow, onboarding },
-    config.serviceCallTimeoutMs,
-  );
   const edge = createEdgeApp({
     config,
     logger: logger.child({ component: 'edge' }),
-    clients,
+    clients: createEdgeClients({ registry, authFlow, onboarding }, config.serviceCallTimeoutMs),
     changeFeed,
     // With Redis the limits are shared by every instance on it; without, kept in process.
     ...(redis === undefined ? {} : { rateLimitStore: createRedisRateLimitStore(redis) }),
@@ -134,9 +105,73 @@ export async function startGateway(options: {
     url: `http://localhost:${server.port}`,
     port: server.port,
     close: async () => {
-      clearInterval(purge);
+      clearInterval(loginState.purge);
       await server.close();
       await changeFeed.close();
     },
+  };
+}
+
+/** A service served in this process, with the same server interceptors as split mode. */
+function inProcess(logger: Logger, service: string, routes: ServiceRoutes): ServiceTarget {
+  const serverInterceptors: Interceptor[] = createServiceInterceptors(
+    logger.child({ component: service }),
+  );
+  return { kind: 'in-process', routes, serverInterceptors };
+}
+
+/**
+ * The login state store: Redis when there is one (it expires keys itself), else SQL, whose
+ * expired rows are removed every 10 minutes.
+ */
+function openAuthFlowStore(
+  db: Database,
+  redis: Redis | undefined,
+  logger: Logger,
+): { store: AuthFlowStore; purge: NodeJS.Timeout | undefined } {
+  if (redis !== undefined) return { store: createRedisAuthFlowStore(redis), purge: undefined };
+  const sqlStore = createSqlAuthFlowStore(db);
+  const purge = setInterval(() => {
+    sqlStore.purgeExpired(Date.now()).catch((error: unknown) => {
+      logger.warn({ err: error }, 'purging expired login state failed');
+    });
+  }, 10 * 60_000);
+  purge.unref();
+  return { store: sqlStore, purge };
+}
+
+/**
+ * The auth-flow service: its routes serve the health checks, and the edge calls its
+ * implementation directly (service-clients.ts). Its registry answers are cached until a
+ * registry change is announced on `changeFeed`.
+ */
+function authFlowTarget(
+  options: { config: GatewayConfig; logger: Logger; db: Database },
+  parts: {
+    store: AuthFlowStore;
+    registry: ServiceTarget;
+    onboarding: ServiceTarget;
+    changeFeed: ChangeFeed;
+  },
+) {
+  const { config, logger, db } = options;
+  const transport = (target: ServiceTarget) =>
+    createServiceTransport(target, { timeoutMs: config.serviceCallTimeoutMs });
+  const authFlowDeps = authFlowDepsFromConfig(config, {
+    db,
+    store: parts.store,
+    registry: cachingRegistryAnswers(
+      createClient(RegistryService, transport(parts.registry)),
+      parts.changeFeed,
+    ),
+    onboarding: createClient(OnboardingService, transport(parts.onboarding)),
+  });
+  return {
+    ...inProcess(
+      logger,
+      'auth-flow',
+      createAuthFlowRoutes({ deps: authFlowDeps, probeTimeoutMs: config.databaseTimeoutMs }),
+    ),
+    implementation: createAuthFlowServiceImpl(authFlowDeps),
   };
 }
