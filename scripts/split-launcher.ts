@@ -34,34 +34,17 @@ export function startSplitDeployment(options: {
   onLine?: (service: string, line: string) => void;
 }): SplitDeployment {
   const { ports, env } = options;
-  const internal = (port: number) => `http://127.0.0.1:${port}`;
   const serviceEnv = {
     ...env,
     REGISTRY_SERVICE_URL: internal(ports.registry),
     AUTH_FLOW_SERVICE_URL: internal(ports.authFlow),
     ONBOARDING_SERVICE_URL: internal(ports.onboarding),
   };
-  const start = (
-    name: string,
-    entry: string,
-    port: number,
-    overrides: NodeJS.ProcessEnv = {},
-  ): ChildProcess => {
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@gateway/source', '--import', 'tsx', entry],
-      {
-        cwd: root,
-        env: { ...serviceEnv, ...overrides, PORT: String(port) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+  const start = (name: string, entry: string, port: number, overrides: NodeJS.ProcessEnv = {}) =>
+    startService(
+      { name, entry, env: { ...serviceEnv, ...overrides, PORT: String(port) } },
+      options.onLine,
     );
-    for (const stream of [child.stdout, child.stderr]) {
-      if (stream === null) continue;
-      createInterface({ input: stream }).on('line', (line) => options.onLine?.(name, line));
-    }
-    return child;
-  };
   const processes = {
     registry: start('registry', 'services/registry/src/main.ts', ports.registry),
     authFlow: start('auth-flow', 'services/auth-flow/src/main.ts', ports.authFlow),
@@ -91,14 +74,39 @@ export function startSplitDeployment(options: {
           processes.edge,
           ...processes.extraEdges,
           ...processes.extraAuthFlows,
-        ].map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              if (child.exitCode !== null || child.signalCode !== null) return resolve();
-              child.once('exit', () => resolve());
-              child.kill('SIGTERM');
-            }),
-        ),
+        ].map(stopProcess),
       ).then(() => undefined),
   };
+}
+
+const internal = (port: number) => `http://127.0.0.1:${port}`;
+
+/** One service from its TypeScript entry with tsx; each line it prints goes to `onLine`. */
+function startService(
+  service: { name: string; entry: string; env: NodeJS.ProcessEnv },
+  onLine: ((service: string, line: string) => void) | undefined,
+): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@gateway/source', '--import', 'tsx', service.entry],
+    {
+      cwd: root,
+      env: service.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream === null) continue;
+    createInterface({ input: stream }).on('line', (line) => onLine?.(service.name, line));
+  }
+  return child;
+}
+
+/** Sends SIGTERM unless the process has exited, and waits for it to exit. */
+function stopProcess(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }
