@@ -77,23 +77,15 @@ export function createFailedPlatformAuthentications(options: {
   async function flush(): Promise<void> {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    const written = [...tallies.values()];
-    const overflowed = overflow;
+    const written = withOverflow([...tallies.values()], overflow);
     const window = { from: new Date(windowStart).toISOString(), to: new Date().toISOString() };
     tallies = new Map();
     overflow = 0;
-    if (overflowed > 0) {
-      written.push({
-        targetType: 'address',
-        key: '*',
-        count: overflowed,
-        limited: 0,
-        addresses: new Set(),
-      });
-    }
     if (written.length === 0) return;
     try {
-      for (const tally of written) await append(tally, window);
+      for (const tally of written) {
+        await options.registry.appendAuditRecord(failureRecord(tally, window));
+      }
       options.logger.info(
         { records: written.length, refusals: written.reduce((sum, t) => sum + t.count, 0) },
         'platform authentication failures recorded',
@@ -101,24 +93,6 @@ export function createFailedPlatformAuthentications(options: {
     } catch (error) {
       options.logger.warn({ err: error }, 'platform authentication failures not recorded');
     }
-  }
-
-  function append(tally: Tally, window: { from: string; to: string }): Promise<unknown> {
-    return options.registry.appendAuditRecord({
-      context: { actor: { kind: 'system', subject: 'edge' } },
-      kind: 'platform.authentication_failed',
-      targetType: tally.targetType,
-      targetId: '',
-      targetKey: tally.key,
-      details: {
-        count: tally.count,
-        windowStart: window.from,
-        windowEnd: window.to,
-        addresses: [...tally.addresses],
-        ...(tally.limited > 0 ? { limited: tally.limited } : {}),
-        ...(tally.key === '*' ? { overflow: true } : {}),
-      },
-    });
   }
 
   return {
@@ -138,5 +112,33 @@ export function createFailedPlatformAuthentications(options: {
       if (tally.addresses.size < ADDRESSES_KEPT_PER_KEY) tally.addresses.add(failure.address);
     },
     flush,
+  };
+}
+
+/** The window's tallies, and one `*` address record for the refusals beyond `maxKeys`. */
+function withOverflow(tallies: Tally[], overflow: number): Tally[] {
+  if (overflow === 0) return tallies;
+  return [
+    ...tallies,
+    { targetType: 'address', key: '*', count: overflow, limited: 0, addresses: new Set() },
+  ];
+}
+
+/** The `platform.authentication_failed` audit record of one tally and window. */
+function failureRecord(tally: Tally, window: { from: string; to: string }) {
+  return {
+    context: { actor: { kind: 'system', subject: 'edge' } },
+    kind: 'platform.authentication_failed',
+    targetType: tally.targetType,
+    targetId: '',
+    targetKey: tally.key,
+    details: {
+      count: tally.count,
+      windowStart: window.from,
+      windowEnd: window.to,
+      addresses: [...tally.addresses],
+      ...(tally.limited > 0 ? { limited: tally.limited } : {}),
+      ...(tally.key === '*' ? { overflow: true } : {}),
+    },
   };
 }
