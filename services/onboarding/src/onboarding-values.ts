@@ -424,8 +424,9 @@ const missingFieldsError = (missingFields: string[]): GatewayError =>
  * with 409 CONFLICT naming the missing fields; a login just leaves the membership as it is
  * (created NOT_STARTED when it did not exist).
  *
- * Issue 8: one statement reads the state (onboarding-state.ts); nothing is written when the
- * membership already stands where it should. A missing membership is created with its final
+ * Every sign-in runs this, so it costs as few statements as it can: one statement reads the
+ * state (onboarding-state.ts); nothing is written when the membership already stands where it
+ * should. A missing membership is created with its final
  * status in one more statement. Only a move of an existing membership to COMPLETE takes the
  * transaction that locks it and reads the values again under the lock.
  */
