@@ -5,7 +5,7 @@ import type { Keyring } from '@gateway/crypto';
 /**
  * The ID token a session keeps for `id_token_hint` at logout (spec 2.6 "Stored encrypted, used
  * only as id_token_hint at logout"), sealed in as few bytes as we can: it is most of a
- * session's Redis memory, and issue 8 sets 1 KiB per live session (S6).
+ * session's Redis memory, which is held to 1 KiB per live session.
  *
  * A compact JWS `<header>.<payload>.<signature>` is stored as its decoded bytes rather than
  * base64url text (a quarter smaller), with header and payload deflated against a preset
@@ -19,16 +19,15 @@ import type { Keyring } from '@gateway/crypto';
  * the same session record that sealing had.
  *
  * Plaintext layouts (first byte):
- * - 0x01: packed JWS: varint header length, varint payload length, varint deflated length,
- *   the deflated header+payload, then the raw signature bytes up to the end.
- * - 0x02: the same, deflated against the dictionary followed by the session's claims.
+ * - 0x02: packed JWS: varint header length, varint payload length, varint deflated length,
+ *   the header+payload deflated against the dictionary followed by the session's claims,
+ *   then the raw signature bytes up to the end.
  * - 0x00: the token's UTF-8 text follows (anything that is not a canonical compact JWS).
- * - anything else: a session written before packing: the whole plaintext is the token's text
- *   (a JWS always starts with `e`, from base64url of `{"`).
+ * Anything else is refused (0x01 was the packing without the session's claims, for sessions
+ * without a snapshot; none is read any more).
  */
 
 const PLAIN_TEXT = 0x00;
-const PACKED_JWS = 0x01;
 const PACKED_JWS_WITH_CLAIMS = 0x02;
 
 // Strings ID tokens share, most common last (deflate finds near matches more cheaply). Changing
@@ -72,7 +71,7 @@ const DICTIONARY = Buffer.from(
 /** What of its session an ID token is sealed with: the id as associated data, the claims. */
 export type IdTokenSession = {
   id: string;
-  snapshot?: { issuer: string; subject: string; email: string | null };
+  snapshot: { issuer: string; subject: string; email: string | null };
 };
 
 // A 2 KiB window holds the dictionary, the claims and any header and payload worth packing;
@@ -86,7 +85,7 @@ export function sealIdToken(keyring: Keyring, idToken: string, session: IdTokenS
   return keyring.encrypt(packIdToken(idToken, session.snapshot), associatedData(session.id));
 }
 
-/** The exact ID token text sealed by sealIdToken (or by the text-only format before it). */
+/** The exact ID token text sealed by sealIdToken. */
 export function openIdToken(keyring: Keyring, sealed: string, session: IdTokenSession): string {
   return unpackIdToken(keyring.decrypt(sealed, associatedData(session.id)), session.snapshot);
 }
@@ -95,23 +94,25 @@ function associatedData(sessionId: string): string {
   return `id-token:${sessionId}`;
 }
 
-function claimsDictionary(claims: NonNullable<IdTokenSession['snapshot']>): Buffer {
+function claimsDictionary(claims: IdTokenSession['snapshot']): Buffer {
   const text = `"${claims.email ?? ''}""${claims.issuer}""${claims.subject}"`;
   return Buffer.concat([DICTIONARY, Buffer.from(text, 'utf8')]);
 }
 
 /** Exported for tests: the plaintext layout described above. */
-export function packIdToken(idToken: string, claims?: IdTokenSession['snapshot']): Buffer {
+export function packIdToken(idToken: string, claims: IdTokenSession['snapshot']): Buffer {
   const parts = idToken.split('.');
   const decoded = parts.length === 3 ? parts.map(fromBase64Url) : [];
   const [header, payload, signature] = decoded;
   if (header === undefined || payload === undefined || signature === undefined) {
     return Buffer.concat([Buffer.of(PLAIN_TEXT), Buffer.from(idToken, 'utf8')]);
   }
-  const dictionary = claims === undefined ? DICTIONARY : claimsDictionary(claims);
-  const deflated = deflateRawSync(Buffer.concat([header, payload]), zlibOptions(dictionary));
+  const deflated = deflateRawSync(
+    Buffer.concat([header, payload]),
+    zlibOptions(claimsDictionary(claims)),
+  );
   return Buffer.concat([
-    Buffer.of(claims === undefined ? PACKED_JWS : PACKED_JWS_WITH_CLAIMS),
+    Buffer.of(PACKED_JWS_WITH_CLAIMS),
     varint(header.length),
     varint(payload.length),
     varint(deflated.length),
@@ -120,15 +121,12 @@ export function packIdToken(idToken: string, claims?: IdTokenSession['snapshot']
   ]);
 }
 
-/** Exported for tests: the token text back from any layout. */
-export function unpackIdToken(plaintext: Buffer, claims?: IdTokenSession['snapshot']): string {
+/** Exported for tests: the token text back from either layout. */
+export function unpackIdToken(plaintext: Buffer, claims: IdTokenSession['snapshot']): string {
   const layout = plaintext[0];
   if (layout === PLAIN_TEXT) return plaintext.subarray(1).toString('utf8');
-  let dictionary: Buffer = DICTIONARY;
-  if (layout === PACKED_JWS_WITH_CLAIMS) {
-    if (claims === undefined) throw new Error('Packed ID token needs its session claims');
-    dictionary = claimsDictionary(claims);
-  } else if (layout !== PACKED_JWS) return plaintext.toString('utf8');
+  if (layout !== PACKED_JWS_WITH_CLAIMS) throw new Error('Unknown sealed ID token layout');
+  const dictionary = claimsDictionary(claims);
   const reader = { bytes: plaintext, offset: 1 };
   const headerLength = readVarint(reader);
   const payloadLength = readVarint(reader);
