@@ -26,7 +26,10 @@ export default {
   },
   globalSetup: '<rootDir>/scripts/jest-global-setup.js',
   globalTeardown: '<rootDir>/scripts/jest-global-teardown.js',
-  testTimeout: 60_000,
+  // The one time limit of every test and hook. Tests and hooks set none of their own: on a
+  // busy two-core machine a first start of the embedded database, a browser or four split
+  // processes can take minutes, and a test that hangs still fails, naming itself.
+  testTimeout: 240_000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };

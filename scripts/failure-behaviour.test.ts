@@ -154,7 +154,7 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     });
     adminToken = await provider.machineToken({ scope: 'platforms:admin' });
     key = await createPlatform(edge, provider, 'SHOP');
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await deployment.stop();
@@ -204,7 +204,7 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     expect(await (await introspect(edge, key, await signIn())).json()).toMatchObject({
       active: true,
     });
-  }, 60_000);
+  });
 
   it('fails closed while Redis is cut: sessions and codes are neither accepted nor lost', async () => {
     const session = await signIn();
@@ -242,7 +242,7 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     expect(again.status).toBeGreaterThanOrEqual(400);
     expect(again.status).toBeLessThan(500);
     expect((await start()).status).toBe(302);
-  }, 60_000);
+  });
 
   it('answers 503 within the deadlines when PostgreSQL or Redis hangs instead of refusing', async () => {
     await waitReady('ready before the stalls');
@@ -285,7 +285,7 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     expect(await (await introspect(edge, key, session)).json()).toMatchObject({ active: true });
     await exchangeOk(edge, key, code);
     expect((await exchange(edge, key, code)).status).toBeLessThan(500);
-  }, 60_000);
+  });
 
   it('redeems a code exactly once when exchanges race', async () => {
     await waitReady('ready before the race');
@@ -295,7 +295,7 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     );
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status >= 400 && status < 500)).toHaveLength(7);
-  }, 30_000);
+  });
 
   it('drains an in-flight request on SIGTERM, then every process exits 0', async () => {
     await waitReady('ready before SIGTERM');
@@ -366,5 +366,5 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     );
     expect(codes).toEqual([0, 0, 0]);
     figures.push(`SIGTERM: services exited 0 after ${Date.now() - servicesSignalledAt} ms`);
-  }, 30_000);
+  });
 });

@@ -47,7 +47,7 @@ describe('a sign-in across two edge instances in split mode', () => {
       onLine: (service, line) => output.push(`${service}: ${line}`),
     });
     await waitForReadyEdges([ports.edge, secondEdge], output);
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await deployment.stop();

@@ -65,7 +65,7 @@ describe('split mode', () => {
     ).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${output.join('\n')}`);
     });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await deployment.stop();

@@ -91,7 +91,7 @@ describe('lockDataDir', () => {
     expect(existsSync(join(dataDir, DATA_DIR_LOCK_FILE))).toBe(false);
     const lock = await lockDataDir(dataDir);
     await lock.release();
-  }, 90_000);
+  });
 
   it('refuses a second lock in the same process', async () => {
     const dataDir = join(root, 'twice');
@@ -132,5 +132,5 @@ describe('lockDataDir', () => {
     expect(existsSync(join(dataDir, DATA_DIR_LOCK_FILE))).toBe(true);
     const lock = await lockDataDir(dataDir);
     await lock.release();
-  }, 90_000);
+  });
 });

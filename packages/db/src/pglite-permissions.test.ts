@@ -38,5 +38,5 @@ describe('embedded PostgreSQL on disk', () => {
     } finally {
       await db.close();
     }
-  }, 120_000);
+  });
 });

@@ -56,7 +56,7 @@ describe('stdout logging', () => {
     expect(result.lines.map((line) => line.index)).toEqual(indexes(200));
     // About 200 bytes a line: a write per 4 KiB or per interval (one per line before).
     expect(result.writes).toBeLessThanOrEqual(20);
-  }, 30_000);
+  });
 
   it('writes the lines of an idle process within the flush interval, while it runs', async () => {
     const result = await run('idle', 3);
@@ -66,7 +66,7 @@ describe('stdout logging', () => {
     // The child stays up 3 s after logging: its lines came long before it ended.
     expect(STDOUT_FLUSH_INTERVAL_MS).toBeLessThanOrEqual(100);
     expect(result.firstLineBeforeExitMs).toBeGreaterThan(2_000);
-  }, 30_000);
+  });
 
   it('loses no line and keeps their order at process.exit or an uncaught exception', async () => {
     // Several batches written while logging, the rest at exit.
@@ -75,5 +75,5 @@ describe('stdout logging', () => {
     const crashed = await run('throw', 200);
     expect(crashed.code).not.toBe(0);
     expect(crashed.lines.map((line) => line.index)).toEqual(indexes(200));
-  }, 30_000);
+  });
 });

@@ -21,7 +21,7 @@ beforeAll(async () => {
     IDENTITY_ISSUER: issuer.issuer,
     ACCESS_TOKEN_MAX_LIFETIME_SECONDS: String(MAX_LIFETIME_SECONDS),
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await t.close();

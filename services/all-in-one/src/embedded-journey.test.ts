@@ -11,7 +11,7 @@ let origin: string;
 beforeAll(async () => {
   embedded = await startEmbeddedProcess();
   origin = embedded.gateway;
-}, 120_000);
+});
 
 afterAll(async () => {
   await embedded?.stop();
@@ -159,5 +159,5 @@ describe('the embedded default', () => {
     // The gateway's logged-out endpoint sent the browser to the platform's default return URL.
     expect(url).toBe('http://localhost:3000/');
     expect(await introspect()).toEqual({ active: false });
-  }, 60_000);
+  });
 });

@@ -28,7 +28,7 @@ beforeAll(async () => {
   embedded = await startEmbeddedProcess();
   ({ demo, gateway } = embedded);
   browser = await launchTestBrowser();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -66,7 +66,7 @@ describe('the demo platform in Chromium', () => {
       await page.locator('input[name="password"]').waitFor();
       expect(blocked).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it('signs a newcomer up through "Create an account" and lands on the signed-in page', async () => {
     await browser.withPage('first-run-sign-up', async (page) => {
@@ -85,7 +85,7 @@ describe('the demo platform in Chromium', () => {
       await page.waitForURL(`${demo}/me`);
       expect(await page.locator('main').innerText()).toContain(`You are signed in as ${email}`);
     });
-  }, 60_000);
+  });
 
   it('stops a sign-in at the onboarding page for a global field, then a central platform field', async () => {
     const global = await admin('POST', '/v1/admin/onboarding/global-fields', {
@@ -129,7 +129,7 @@ describe('the demo platform in Chromium', () => {
       await admin('DELETE', '/v1/admin/onboarding/global-fields/nickname');
       await admin('DELETE', '/v1/platforms/DEMO/onboarding/fields/homeCountry');
     }
-  }, 60_000);
+  });
 
   it('signs in to a second platform bound to another identity environment (PARTNER)', async () => {
     const secrets = await readSecrets();
@@ -188,7 +188,7 @@ describe('the demo platform in Chromium', () => {
     } finally {
       await partner.close();
     }
-  }, 60_000);
+  });
 
   it('refuses a reused handoff code', async () => {
     let callbackUrl: string | undefined;
@@ -212,7 +212,7 @@ describe('the demo platform in Chromium', () => {
       expect(replay?.status()).toBeGreaterThanOrEqual(400);
       await expectSignedOut(context);
     });
-  }, 60_000);
+  });
 
   it('refuses a forged callback without the pending cookie and leaves its code unspent', async () => {
     await browser.withPage('forged-callback', async (page, context) => {

@@ -264,7 +264,7 @@ describe('start (the first run)', () => {
 
     // The folder and everything the gateway created in it are the owner's alone.
     expect(await openToOthers(dataDir)).toEqual([]);
-  }, 120_000);
+  });
 
   it('refuses a second copy on the same data folder at once, naming the folder and the pid, and touches nothing', async () => {
     const first = started[0];
@@ -285,7 +285,7 @@ describe('start (the first run)', () => {
     expect(await readFile(join(dataDir, 'secrets.json'), 'utf8')).toBe(secrets);
     const postmasterAfter = existsSync(postmaster) ? (await stat(postmaster)).mtimeMs : undefined;
     expect(postmasterAfter).toBe(postmasterBefore);
-  }, 60_000);
+  });
 
   it('refuses a second copy on the same PORT with a message naming PORT', async () => {
     const second = startFirstRun({ GATEWAY_DATA_DIR: join(dataDir, 'second-copy') });
@@ -295,7 +295,7 @@ describe('start (the first run)', () => {
         'Stop what uses it or choose another port with PORT.\n',
     );
     expect(existsSync(join(dataDir, 'second-copy'))).toBe(false);
-  }, 60_000);
+  });
 
   it('signs alice in on the demo platform and shows the exchange on its signed-in page', async () => {
     const jar = createCookieJar();
@@ -324,7 +324,7 @@ describe('start (the first run)', () => {
     const me = await visit(jar, `${demo}/me`);
     expect(me.status).toBe(302);
     expect(me.headers.get('location')).toContain('/auth/login');
-  }, 60_000);
+  });
 
   it('offers sign-up: "Create an account" starts the login with defaultScreen=up', async () => {
     const jar = createCookieJar();
@@ -377,7 +377,7 @@ describe('start (the first run)', () => {
     expect(items.map(({ email, roles }) => ({ email, roles }))).toEqual([
       { email: 'admin@example.com', roles: ['platform_admin'] },
     ]);
-  }, 60_000);
+  });
 
   it('stops on SIGTERM with exit code 0 and releases the data folder', async () => {
     expect(await started[0]?.stop('SIGTERM')).toBe(0);
@@ -399,7 +399,7 @@ describe('start (the first run)', () => {
     expect(landed.url).toBe(`${demo}/me`);
     expect(landed.status).toBe(200);
     expect(await run.stop('SIGINT')).toBe(0);
-  }, 120_000);
+  });
 
   it('issues a new key through the admin API when the key file is lost', async () => {
     await rm(join(dataDir, 'demo-platform.json'));
@@ -414,7 +414,7 @@ describe('start (the first run)', () => {
     const landed = await signIn(createCookieJar(), 'alice@example.com', 'alice-password');
     expect(landed.url).toBe(`${demo}/me`);
     expect(await run.stop('SIGTERM')).toBe(0);
-  }, 120_000);
+  });
 
   it('stops with a message naming DEMO_PLATFORM_PORT when the port is taken', async () => {
     const blocker = createServer();
@@ -429,7 +429,7 @@ describe('start (the first run)', () => {
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
-  }, 120_000);
+  });
 });
 
 // Ctrl-C at a terminal reaches every process of its foreground group: npm (npx), pnpm,
@@ -475,5 +475,5 @@ describe('Ctrl-C in a terminal', () => {
     expect(output).toMatch(/EXIT=0\r?\n/);
     expect(output).not.toContain('ELIFECYCLE');
     expect(existsSync(join(folder, 'gateway.lock'))).toBe(false);
-  }, 240_000);
+  });
 });

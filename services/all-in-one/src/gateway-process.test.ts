@@ -102,7 +102,7 @@ describe('start (the embedded default)', () => {
     expect(await readFile(secretsFile, 'utf8')).toBe(keys);
     second.child.kill('SIGINT');
     expect(await exitCode(second.child)).toBe(0);
-  }, 180_000);
+  });
 
   it('reports only PORT when PORT is bad, not the origins derived from it', async () => {
     const run = startProcess('services/all-in-one/src/main.ts', {

@@ -59,7 +59,7 @@ beforeAll(async () => {
     });
     expect(created.status).toBe(201);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await t.close();

@@ -24,7 +24,7 @@ beforeAll(async () => {
   const platformPort = await unusedLocalPort();
   await new Promise<void>((resolve) => platform.listen(platformPort, '127.0.0.1', resolve));
   platformOrigin = `http://localhost:${platformPort}`;
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -146,5 +146,5 @@ describe('the identity UI onboarding page in Chromium', () => {
       ['lastName', 'Liddell'],
       ['memberSince', '2024-02-29'],
     ]);
-  }, 120_000);
+  });
 });

@@ -98,7 +98,7 @@ beforeAll(async () => {
   await createPlatform('RETIRED', 3200);
   await createPlatform('ARCHIVED', 3300);
   await createPlatform('PAIRED', 3400, ['/a/callback', '/b/callback']);
-}, 60_000);
+});
 
 afterAll(async () => {
   await t.close();

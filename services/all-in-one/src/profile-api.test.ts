@@ -90,7 +90,7 @@ beforeAll(async () => {
   for (const accountId of ACCOUNTS) {
     tokens[accountId] = (await t.provider.userTokens({ accountId })).accessToken;
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await t.close();

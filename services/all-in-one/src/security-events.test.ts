@@ -51,7 +51,7 @@ beforeAll(async () => {
   });
   expect(platform.status).toBe(201);
   shopKey = (platform.body.credentials as IssuedKey[])[0] as IssuedKey;
-}, 60_000);
+});
 
 afterAll(async () => {
   await t.close();

@@ -89,7 +89,7 @@ beforeAll(async () => {
   for (const user of await listAll()) {
     userIds[String(user.subject)] = user.id;
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await t.close();

@@ -39,7 +39,7 @@ beforeAll(async () => {
   );
   expect((await t.call('POST', '/v1/platforms', { body: shop() })).status).toBe(201);
   userToken = (await t.provider.userTokens({ accountId: 'user-1' })).accessToken;
-}, 60_000);
+});
 afterAll(async () => {
   await t.close();
 });
