@@ -25,7 +25,7 @@ import {
   startAndSignIn,
 } from './split-sign-in.js';
 
-// Issue 7 item 2: failure behaviour of the split deployment (the production shape), with
+// Failure behaviour of the split deployment (the production shape), with
 // PostgreSQL and Redis reached through TCP proxies the test cuts and restores. While a
 // dependency is away, readiness and every request that needs it answer 503 with the error
 // body and Retry-After within the configured deadlines, never 500 and never a session or
@@ -185,7 +185,7 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
         record(`PostgreSQL cut: ${what}`, answer);
         expectUnavailable(answer, what);
       }
-      // Issue 8: start and exchange need no PostgreSQL. Start uses the registry's answers
+      // Start and exchange need no PostgreSQL. Start uses the registry's answers
       // kept since the last registry change; an exchange answers from its handoff in Redis.
       const started = await timed(start);
       record('PostgreSQL cut: GET /v1/auth/start', started);

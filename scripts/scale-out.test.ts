@@ -22,7 +22,7 @@ import {
   waitForReadyEdges,
 } from './split-sign-in.js';
 
-// Issue 7 item 1: scale-out. Two edges and two auth-flow instances on one PostgreSQL and one
+// Scale-out. Two edges and two auth-flow instances on one PostgreSQL and one
 // Redis, paired edge A → auth-flow 1, edge B → auth-flow 2 (docs/decisions.md). Each sign-in
 // alternates its steps between the pairs, so consecutive steps land on different edge AND
 // auth-flow processes. Mid-run one pair is killed with SIGKILL (no drain): the sign-in

@@ -12,7 +12,7 @@ import {
 import { splitTestEnv, waitForReadyEdges } from './split-sign-in.js';
 import { startSplitDeployment, type SplitDeployment, type SplitPorts } from './split-launcher.js';
 
-// Issue 4's split check: the services as separate processes on PostgreSQL and Redis, two
+// The services as separate processes on PostgreSQL and Redis, two
 // stateless edge instances; the login starts on one and finishes on the other.
 describe('a sign-in across two edge instances in split mode', () => {
   let testDb: TestDatabase;

@@ -2,7 +2,7 @@ import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { waitFor, type TestOpenIdProvider } from '@gateway/testkit';
 
 // The steps of a whole sign-in as a browser and a platform backend take them against the
-// split deployment's edges, each step against whichever edge the caller names (issue 7).
+// split deployment's edges, each step against whichever edge the caller names.
 
 export type PlatformKey = { clientId: string; clientSecret: string };
 

@@ -14,9 +14,9 @@ export function randomToken(bytes: number = MIN_TOKEN_BYTES): string {
   return takeRandomBytes(bytes).toString('base64url');
 }
 
-// Issue 8: one call into the system's random source per 256 tokens instead of one per token
-// (it was 7% of a login start). The bytes come from the same CSPRNG and each is handed out
-// once, as node:crypto's randomUUID does with its own cache.
+// One call into the system's random source per 256 tokens instead of one per token, since a
+// login start draws several tokens and each call is a system call. The bytes come from the
+// same CSPRNG and each is handed out once, as node:crypto's randomUUID does with its own cache.
 const POOL_BYTES = 8192;
 let pool = Buffer.alloc(0);
 let poolOffset = 0;

@@ -1,4 +1,4 @@
-// The change feed (issue 8). The local feed within one process; the Redis feed against the
+// The change feed. The local feed within one process; the Redis feed against the
 // real Redis, where two feeds on two connections stand for two gateway processes.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';

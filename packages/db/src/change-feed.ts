@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 
 /**
- * Tells the caches of every gateway process that shared data changed (issue 8): the edge
+ * Tells the caches of every gateway process that shared data changed: the edge
  * keeps verified platform credentials, the auth-flow service the registry's answers about
  * platforms and environments. Whoever commits a change announces it; every subscriber drops
  * what it keeps and asks again.
@@ -107,7 +107,7 @@ export function registryChangesChannel(redisKeyPrefix: string): string {
 }
 
 /**
- * The registry's change feed of a process (issue 8): on Redis when it has one (every edge and
+ * The registry's change feed of a process: on Redis when it has one (every edge and
  * auth-flow process on that Redis and key prefix hears it), else within the process.
  */
 export async function openRegistryChangeFeed(

@@ -2,12 +2,11 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 
 /**
- * Issue 8: the statements every sign-in runs (provisioning the user, the onboarding state)
- * go straight to node-postgres when they can. Through knex each one paid for its runner,
+ * The statements every sign-in runs (provisioning the user, the onboarding state)
+ * go straight to node-postgres when they can. Through knex each one pays for its runner,
  * the tarn pool's acquire (a timer and a pending operation per call) and the rewriting of
- * its `?` placeholders into `$n` on every call: 15% of what a sign-in allocated and about
- * 12% of the gateway's CPU per sign-in, for two statements (a `--heap-prof`-style sampling
- * profile and `perf`, fourth session).
+ * its `?` placeholders into `$n` on every call, which for these two statements is a large
+ * share of what a sign-in allocates and of the gateway's CPU per sign-in.
  *
  * A database's own knex (never a transaction) on PostgreSQL registers a runner here; every
  * other knex (a transaction, PGlite's single connection) runs the statement through

@@ -1,4 +1,4 @@
-// FeedCache (issue 8) with the local change feed and a clock of the test's own.
+// FeedCache with the local change feed and a clock of the test's own.
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { createLocalChangeFeed, type ChangeFeed } from './change-feed.js';
 import { FeedCache } from './feed-cache.js';

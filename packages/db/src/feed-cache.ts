@@ -13,7 +13,7 @@ type Entry<V> = { value: Promise<V>; expiresAt: number };
 
 /**
  * Answers of another service kept for a short while and dropped whenever the change feed
- * announces a change (issue 8). Concurrent loads of one key share one call. A load that was
+ * announces a change. Concurrent loads of one key share one call. A load that was
  * under way when a change was announced serves its caller but is not kept: it may have read
  * the data before the change. Failures are never kept. While the feed is not connected
  * nothing is served from or kept in the cache.

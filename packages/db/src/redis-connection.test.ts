@@ -1,4 +1,4 @@
-// connectRedis against the real Redis (issue 8): the commands of one turn of the event loop
+// connectRedis against the real Redis: the commands of one turn of the event loop
 // leave the socket together at the turn's end, in order, and each gets its own answer.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';

@@ -23,11 +23,11 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
     commandTimeout: options.timeoutMs,
     keyPrefix: options.keyPrefix ?? '',
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    // Issue 7: a command whose caller already got its time-out error must not run later. By
+    // A command whose caller already got its time-out error must not run later. By
     // default ioredis re-sends unanswered commands after a reconnect, so a handoff consume
     // answered 503 would still redeem the code once Redis is back, and the code be lost.
     autoResendUnfulfilledCommands: false,
-    // Issue 8: commands go out one write per turn of the event loop (batchWritesPerTurn),
+    // Commands go out one write per turn of the event loop (batchWritesPerTurn),
     // not through ioredis's auto-pipelining.
     enableAutoPipelining: false,
   });
@@ -64,7 +64,7 @@ export function traceCommands(redis: Redis): void {
 }
 
 /**
- * Issue 8: the commands of one turn of the event loop leave in one write (one system call)
+ * The commands of one turn of the event loop leave in one write (one system call)
  * instead of one each, which under load was an eighth of the auth-flow service's CPU. The
  * connection's socket is corked when a turn sends its first command and uncorked in the same
  * turn's check phase (setImmediate), after every I/O callback of the turn has run.

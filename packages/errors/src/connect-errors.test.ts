@@ -103,7 +103,7 @@ describe('errors across Connect', () => {
   });
 
   it.each(['redis-down', 'postgres-down', 'statement-timeout'])(
-    'a service whose PostgreSQL or Redis fails answers SERVICE_UNAVAILABLE, not a 500 (issue 7: %s)',
+    'a service whose PostgreSQL or Redis fails answers SERVICE_UNAVAILABLE, not a 500 (%s)',
     async (service) => {
       const client = createClient(Health, transports()['connect over HTTP/2']);
       const failure = await client.check({ service }).catch((e: unknown) => e);

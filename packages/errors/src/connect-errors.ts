@@ -64,7 +64,7 @@ function hasNetworkFailureCause(error: unknown): boolean {
   return false;
 }
 
-// Issue 7 (fail closed, never a 500 for an outage): a service whose PostgreSQL or Redis is
+// Fail closed, never a 500 for an outage: a service whose PostgreSQL or Redis is
 // unreachable or too slow answers SERVICE_UNAVAILABLE (503 + Retry-After at the edge), not
 // INTERNAL_ERROR. Duck-typed like @gateway/db's isConnectionFailure (this package has no
 // dependency on the drivers): pg SQLSTATEs of a lost connection (08xxx, 57P01-57P03) and
@@ -129,7 +129,7 @@ export function fromConnectError(error: unknown): GatewayError {
 /**
  * Server-side Connect interceptor: a GatewayError leaves the service as a Connect error with
  * its detail; a ConnectError passes as it is; any other failure is reported to `onUnexpected` (for the log, with its stack)
- * and leaves as SERVICE_UNAVAILABLE when PostgreSQL or Redis failed (issue 7), otherwise as
+ * and leaves as SERVICE_UNAVAILABLE when PostgreSQL or Redis failed, otherwise as
  * a bare Internal error that reveals nothing.
  */
 export function createErrorInterceptor(options: {

@@ -7,7 +7,7 @@ import { isTracingRecording } from './start-telemetry.js';
 /** Tracer (instrumentation scope) of the PostgreSQL, Redis and identity provider spans. */
 export const DEPENDENCY_TRACER_NAME = '@gateway/telemetry/dependencies';
 
-/** The span of every dependency call while no span is recorded (issue 8): does nothing. */
+/** The span of every dependency call while no span is recorded: does nothing. */
 const NOT_RECORDED: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**

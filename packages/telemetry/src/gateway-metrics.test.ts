@@ -67,7 +67,7 @@ describe('gateway metrics', () => {
     const [duration] = await points(reader, 'gateway.http.server.duration');
     expect(duration?.attributes).toEqual({ operation: 'startAuthentication', status_code: 302 });
     expect((duration?.value as Histogram).sum).toBe(12);
-    // Refusals at the in-flight bound (issue 8, S5): counted by operation.
+    // Refusals at the in-flight bound (S5): counted by operation.
     const shed = await points(reader, 'gateway.http.server.shed');
     expect(shed.map((point) => [point.attributes, point.value])).toEqual([
       [{ operation: 'introspectGatewaySession' }, 2],

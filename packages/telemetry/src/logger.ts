@@ -92,7 +92,7 @@ export const STDOUT_BATCH_BYTES = 4096;
 export const STDOUT_FLUSH_INTERVAL_MS = 100;
 
 /**
- * stdout in batches (issue 8): lines are written once 4 KiB are pending or at the latest
+ * stdout in batches: lines are written once 4 KiB are pending or at the latest
  * after 100 ms, rather than one write (a thread-pool round trip) per line. Each write is
  * synchronous, so lines keep their order, also at exit, where what is pending is written
  * before the process ends (process.exit and an uncaught exception included). Only a process

@@ -111,7 +111,7 @@ function registerProcessTelemetry(options: TelemetryOptions): ProcessTelemetry {
 }
 
 /**
- * Issue 8: whether spans are recorded (some processor receives them: an OTLP exporter, or a
+ * Whether spans are recorded (some processor receives them: an OTLP exporter, or a
  * test's). Without one the gateway keeps no trace context at all: no AsyncLocalStorage (whose
  * async hooks cost a sixth of an introspection's CPU on Node 20), no spans, no `traceparent`
  * between services, and log lines carry no trace ids; metrics are kept either way.

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { STDOUT_FLUSH_INTERVAL_MS } from './logger.js';
 
-// Issue 8: the default destination writes stdout in batches; no line is lost or reordered at
+// The default destination writes stdout in batches; no line is lost or reordered at
 // exit, and an idle process still writes its lines within the flush interval.
 const child = fileURLToPath(new URL('./testing/stdout-logger-child.ts', import.meta.url));
 

@@ -7,7 +7,7 @@ export type TcpProxy = {
   /** Cuts the link: open connections are destroyed and new ones are refused. */
   cut(): Promise<void>;
   /**
-   * Stalls the link (issue 7): connections stay open and new ones are accepted, but no byte
+   * Stalls the link: connections stay open and new ones are accepted, but no byte
    * goes through either way, as with a dependency that hangs. `restore` ends the stall by
    * dropping every held connection.
    */

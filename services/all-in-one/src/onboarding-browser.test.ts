@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { launchTestBrowser, unusedLocalPort, type TestChromium } from '@gateway/testkit';
 import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-process.js';
 
-// Issue 5's end-to-end proof in a real browser (Chromium): the embedded default as
+// The end-to-end proof in a real browser (Chromium): the embedded default as
 // `pnpm start` runs it, with the development identity service and its onboarding page on the
 // gateway's origin. A user whose required global field is empty signs in, fills it on the
 // onboarding page, then fills a central-mode platform field, and lands on the platform's

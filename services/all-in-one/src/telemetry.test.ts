@@ -14,7 +14,7 @@ import {
   type IssuedKey,
 } from './testing/login-steps.js';
 
-// Issue 7 item 5: one sign-in (start → provider → callback → exchange → introspect) seen
+// One sign-in (start → provider → callback → exchange → introspect) seen
 // through the in-memory span exporter, the gateway's log and the Prometheus endpoint.
 const spans = createMemorySpans();
 const log = createMemoryLog();
@@ -177,7 +177,7 @@ function allSpanText(): string {
 
 /**
  * Spec 2.6, 4.6: logout hands the identity provider, as id_token_hint, the very ID token its
- * token endpoint issued for this sign-in (the session keeps it sealed and packed, issue 8 S6).
+ * token endpoint issued for this sign-in (the session keeps it sealed and packed).
  * Runs last in its block: it ends the session.
  */
 async function expectLogoutHintIsTheIssuedIdToken(t: GatewayUnderTest, signIn: SignIn) {

@@ -43,7 +43,7 @@ export type AuthFlowDeps = {
    */
   identityService?: IdentityServiceClient | undefined;
   /**
-   * Which users are not ACTIVE, followed in memory (issue 8): a session's user status needs
+   * Which users are not ACTIVE, followed in memory: a session's user status needs
    * no query while it is live. Absent or `unknown`: the status is read from the row.
    */
   userStatus?: UserStatusWatch | undefined;

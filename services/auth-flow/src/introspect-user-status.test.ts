@@ -1,4 +1,4 @@
-// Issue 8: with the user-status watch live an introspection runs no PostgreSQL statement and
+// With the user-status watch live an introspection runs no PostgreSQL statement and
 // still sees status changes written directly in SQL (spec 3.8 has no API for SUSPENDED) at the
 // very next call; while the watch is not live it reads the status row as before. The registry
 // and onboarding services answer nothing here: an introspection must not call them.

@@ -103,7 +103,7 @@ export async function provisionUser(
   claims: IdentityClaims,
   now: Date,
 ): Promise<ProvisionedUser> {
-  // Straight through node-postgres (issue 8, direct-statements.ts in @gateway/db).
+  // Straight through node-postgres (direct-statements.ts in @gateway/db).
   const [row] = await queryRows<ProvisionRow>(knex, PROVISION_USER, [
     randomUUID(),
     claims.issuer,

@@ -45,7 +45,7 @@ const clients = createEdgeClients(
   },
   config.serviceCallTimeoutMs,
 );
-// Rate limit counters shared by every edge instance (issue 7); without Redis, per process.
+// Rate limit counters shared by every edge instance; without Redis, per process.
 const redis =
   config.redisUrl === undefined
     ? undefined
@@ -54,7 +54,7 @@ const redis =
         keyPrefix: config.redisKeyPrefix,
         timeoutMs: config.databaseTimeoutMs,
       });
-// Registry changes made through this edge reach every process on the same Redis (issue 8);
+// Registry changes made through this edge reach every process on the same Redis;
 // without Redis there is one edge and nothing else keeps registry answers.
 const changeFeed = await openRegistryChangeFeed(redis, {
   redisKeyPrefix: config.redisKeyPrefix,

@@ -15,7 +15,7 @@ function standIn(): RegistryClient {
   return new Proxy({} as RegistryClient, { get: (_target, name) => call(String(name)) });
 }
 
-describe('announcingRegistryChanges (issue 8)', () => {
+describe('announcingRegistryChanges', () => {
   it('announces after every change, once it has settled', async () => {
     let announced = 0;
     const client = announcingRegistryChanges(standIn(), () => (announced += 1));

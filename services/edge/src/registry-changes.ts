@@ -4,7 +4,7 @@ import type { RegistryService } from '@gateway/contracts';
 type RegistryClient = Client<typeof RegistryService>;
 
 /**
- * Registry calls that change nothing any cache keeps (issue 8). Every other call, including
+ * Registry calls that change nothing any cache keeps. Every other call, including
  * any added later, announces a change: a cache dropped once too often costs one lookup, a
  * change not announced serves a revoked key until the cache's TTL.
  */

@@ -25,7 +25,7 @@ import {
 } from './schema-cache.js';
 import { GLOBAL_SCHEMA, platformSchema } from './schema-versions.js';
 
-// Issue 8: everything an evaluation needs of one user and one scope, in one statement (one
+// Everything an evaluation needs of one user and one scope, in one statement (one
 // round trip, no transaction): the requirementVersions, the profile, the platform's custom
 // values and membership, and — only when the schema cache holds no entry for a scope — that
 // scope's active definitions. A cached schema whose version is not the one just read is
@@ -200,7 +200,7 @@ function statementOf(shape: Shape): Statement {
 
 async function runStatement(knex: Knex, shape: Shape, request: StateRequest): Promise<StateRow> {
   const statement = statementOf(shape);
-  // Straight through node-postgres outside a transaction (issue 8, direct-statements.ts).
+  // Straight through node-postgres outside a transaction (direct-statements.ts).
   const [row] = await queryRows<StateRow>(knex, statement.sql, statement.bindings(request));
   if (row === undefined) throw new Error('the onboarding state query returned no row');
   return row;

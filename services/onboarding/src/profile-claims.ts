@@ -31,7 +31,7 @@ export function profileClaimValues(claims: {
  * Spec 2.5 JIT: an HTTPS `picture` is copied into an empty avatarUrl, and `name` into
  * metadata.displayName when not yet set. Values the user chose are never overwritten.
  *
- * Common table expressions `claims`, `existing` and `written` (issue 8): they read the
+ * Common table expressions `claims`, `existing` and `written`: they read the
  * profile and write only when the profile does not exist yet or a claim fills something still
  * empty, so a returning user's login writes nothing. The write itself merges in place, so
  * concurrent logins cannot lose either update. PostgreSQL runs a data-modifying WITH whether

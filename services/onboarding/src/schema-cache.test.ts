@@ -1,4 +1,4 @@
-// The bound on how long this process keeps the active field definitions (issue 8).
+// The bound on how long this process keeps the active field definitions.
 import { describe, expect, it } from '@jest/globals';
 import { globalFieldDefinitionSchema } from '@gateway/field-rules';
 import { globalSchemaOf, MAX_SCHEMA_CACHE_TTL_MS, SchemaCache } from './schema-cache.js';

@@ -6,7 +6,7 @@ import {
 import type { StoredGlobalDefinition } from './global-fields.js';
 import type { StoredDefinition } from './platform-fields.js';
 
-// Issue 8: the active field definitions of the global schema and of each platform, kept in
+// The active field definitions of the global schema and of each platform, kept in
 // this process with the requirementVersion they were read at. Never per-user values.
 //
 // - Every reader reads the current requirementVersions in the same statement as the user's
@@ -17,7 +17,7 @@ import type { StoredDefinition } from './platform-fields.js';
 // - Entries also expire after `ttlMs` (at most 5 s): the bound for a change that did not move
 //   the version (a hand edit in SQL), in split mode as everywhere.
 
-/** Longest an entry is kept (issue 8: at most 5 s). */
+/** Longest an entry is kept (at most 5 s). */
 export const MAX_SCHEMA_CACHE_TTL_MS = 5_000;
 /** Most platform schemas kept; beyond it the oldest entry goes first. */
 const MAX_PLATFORM_ENTRIES = 1_000;

@@ -1,4 +1,4 @@
-// Spec 2.5, 3.6, 3.7, 4.2 step 6 and issue 8: what the onboarding service does at every
+// Spec 2.5, 3.6, 3.7, 4.2 step 6: what the onboarding service does at every
 // sign-in (bootstrapMembership with the ID token's claims in the callback; applyIdentityClaims
 // alone for its other callers; evaluateOnboarding by the platform), on real PostgreSQL and on
 // PGlite. A returning user's sign-in costs one statement per call and writes nothing; the
@@ -136,7 +136,7 @@ describe.each(onboardingHarnesses)('onboarding at sign-in on $name', (harness) =
     });
   });
 
-  describe('identity claims with the membership bootstrap (spec 2.5, 4.2 step 6, issue 8)', () => {
+  describe('identity claims with the membership bootstrap (spec 2.5, 4.2 step 6)', () => {
     it('fills the avatar and display name at the first sign-in in the bootstrap call, and a returning sign-in is one statement that writes nothing', async () => {
       const userId = randomUUID();
       const platformKey = newPlatform();

@@ -3,7 +3,7 @@ import type { Migration } from '@gateway/db';
 /** The channel on which every change of a user's status is announced (user-status-watch.ts). */
 export const USER_STATUS_CHANNEL = 'authflow_user_status';
 
-// Issue 8: the user-status watch keeps the ids of users who are not ACTIVE in memory, so an
+// The user-status watch keeps the ids of users who are not ACTIVE in memory, so an
 // introspection needs no query. This trigger tells it of every change, with
 // pg_notify('authflow_user_status', '{"id": ..., "status": ...}'): NOTIFY is delivered when
 // the transaction commits, so listeners learn of exactly the committed changes, in commit

@@ -491,7 +491,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
     });
   }
 
-  describe('what the hot paths read (issue 8)', () => {
+  describe('what the hot paths read', () => {
     it("keeps the platform's centralOnboardingEnabled on the transaction through consume, get and bind", async () => {
       const now = Date.now();
       for (const centralOnboardingEnabled of [true, false]) {

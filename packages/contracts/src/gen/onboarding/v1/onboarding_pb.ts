@@ -1095,7 +1095,7 @@ export const OnboardingService: GenService<{
    * Spec 4.8 session bootstrap and 4.2 step 6: creates the membership (NOT_STARTED) when
    * missing and records COMPLETE when nothing required is missing. Idempotent. With identity
    * claims (a sign-in callback) it also applies them as ApplyIdentityClaims does, in the same
-   * statement as its read: one call and one round trip for both (issue 8).
+   * statement as its read: one call and one round trip for both.
    *
    * @generated from rpc onboarding.v1.OnboardingService.BootstrapMembership
    */
