@@ -22,6 +22,11 @@ export type LoadShedder = {
    */
   admit(res: ServerResponse, credential: string | undefined, address: string): boolean;
   /**
+   * Whether `admit` would take the request now, taking nothing: a request that could not be
+   * taken is refused before its body is read, so a refusal costs no more than its answer.
+   */
+  mayAdmit(credential: string | undefined, address: string): boolean;
+  /**
    * Answers a request `admit` refused: the 503 above, written in one piece (the security
    * headers and the request id are on the response already), and counted (below) instead of
    * logged one by one.
@@ -98,6 +103,9 @@ export function createLoadShedder(options: {
       res.once('finish', release);
       res.once('close', release);
       return true;
+    },
+    mayAdmit(credential, address) {
+      return options.maxInFlight <= 0 || fair.mayTake(credential, address);
     },
     refuse(res, operationId) {
       res.writeHead(503, answerHeaders);

@@ -88,17 +88,20 @@ export type EdgeExchange = {
 
 export type OperationRunner = (match: RouteMatch, exchange: EdgeExchange) => Promise<void>;
 
-type Stage = 'before-origin' | 'input' | 'handler';
+type Stage = 'before-origin' | 'input' | 'rate-limit' | 'handler';
 
 /**
  * The one way through the edge for every `/v1` operation, whatever the request carries.
  * Before it, edge-server.ts has set the security headers, the request id, the trace span
  * (named by operationId) and credentialed CORS. Then, in this order: the cache policy (so
- * error answers carry it too), rate limits and the back-off of failing platform callers,
- * the Origin check of cookie writes, the whole body (within the body deadline), load-shedding
- * admission (a slot is taken only once the body has arrived, from the share of the caller's
- * credential and address), authentication, validation, the handler, and the answer its
+ * error answers carry it too), the back-off of failing platform callers, the Origin check of
+ * cookie writes, the whole body (within the body deadline), load-shedding admission (a slot
+ * is taken only once the body has arrived, from the share of the caller's credential and
+ * address), rate limits, authentication, validation, the handler, and the answer its
  * response policy describes; failures through the one error writer (error-handler.ts).
+ * A refusal must cost far less than an answer (load-shedding.ts): a request that could not be
+ * admitted is refused before anything else (taking no slot, so a slow body still holds
+ * none), and admission comes before the rate limits, which may be a round trip to Redis.
  */
 export function createOperationRunner(options: OperationRunnerOptions): OperationRunner {
   return (match, exchange) => runOperation(options, match, exchange);
@@ -114,20 +117,26 @@ async function runOperation(
   const sessionCookie = createSessionCookieChanges();
   let stage: Stage = 'before-origin';
   const address = options.clientAddress(req);
+  const credential = req.headers.authorization ?? req.headers.cookie;
+  if (operation.sheddable === true && !options.shedder.mayAdmit(credential, address)) {
+    options.shedder.refuse(res, operation.operationId);
+    return;
+  }
   try {
-    if (operation.rateLimit !== undefined) {
-      await options.limiter.check(operation.rateLimit, req, address);
-    }
     if (operation.auth.kind === 'platform') refuseFailingPlatformCaller(options, req, address);
     if (isCookieWriteOf(operation.auth, req)) {
       await assertAllowedOrigin(req.headers.origin, options.isAllowedOrigin);
     }
     stage = 'input';
     const received = await receiveOperationBody(operation, req, options.bodyDeadlineMs);
-    const credential = req.headers.authorization ?? req.headers.cookie;
     if (operation.sheddable === true && !options.shedder.admit(res, credential, address)) {
       options.shedder.refuse(res, operation.operationId);
       return;
+    }
+    if (operation.rateLimit !== undefined) {
+      stage = 'rate-limit';
+      await options.limiter.check(operation.rateLimit, req, address);
+      stage = 'input';
     }
     exchange.log();
     const caller = await authenticate(options, operation.auth, exchange, address, params);
@@ -244,7 +253,9 @@ async function answerFailure(
   const { req, res, path } = exchange;
   let failure = error;
   state.sessionCookie.discard();
-  if (state.stage !== 'before-origin' && operation.afterFailure !== undefined) {
+  // A request refused before its Origin was checked, or by a rate limit, leaves no trace.
+  const refusedEarly = state.stage === 'before-origin' || state.stage === 'rate-limit';
+  if (!refusedEarly && operation.afterFailure !== undefined) {
     failure = await operation.afterFailure(error, {
       handlerStarted: state.stage === 'handler',
       sessionToken: readSessionToken(req),
