@@ -1,10 +1,4 @@
-import {
-  ConfigError,
-  loadConfigOrExit,
-  requireConfigValues,
-  type GatewayConfig,
-  type GatewayEnvName,
-} from '@gateway/config';
+import { loadConfigOrExit, type GatewayConfig, type GatewayEnvName } from '@gateway/config';
 import { createLogger, shutdownTelemetry, startTelemetry, type Logger } from '@gateway/telemetry';
 import { createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
 import { startServiceServer } from './service-server.js';
@@ -22,14 +16,8 @@ export async function runServiceProcess(options: {
   requiredConfig: readonly GatewayEnvName[];
   start(context: { config: GatewayConfig; logger: Logger }): Promise<StartedService>;
 }): Promise<void> {
-  const config = loadConfigOrExit();
-  try {
-    requireConfigValues(config, options.requiredConfig);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`Configuration error:\n${error.message}\n`);
-    process.exit(1);
-  }
+  // One message naming every bad or missing variable.
+  const config = loadConfigOrExit(process.env, { require: options.requiredConfig });
   startTelemetry({
     serviceName: config.otelServiceName ?? `gateway-${options.service}`,
     ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),

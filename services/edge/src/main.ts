@@ -1,12 +1,7 @@
 // Split mode: the public edge as its own process. It keeps no state and reaches the three
 // internal services over HTTP/2 Connect at REGISTRY_SERVICE_URL, AUTH_FLOW_SERVICE_URL and
 // ONBOARDING_SERVICE_URL.
-import {
-  ConfigError,
-  loadConfigOrExit,
-  requireConfigValues,
-  type GatewayConfig,
-} from '@gateway/config';
+import { loadConfigOrExit, type GatewayConfig } from '@gateway/config';
 import { closeOnShutdownSignals } from '@gateway/rpc';
 import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
 import { connectRedis, openRegistryChangeFeed } from '@gateway/db';
@@ -15,18 +10,10 @@ import { createRedisRateLimitStore } from './http/rate-limit-store.js';
 import { listen } from './listen.js';
 import { createEdgeClients } from './service-clients.js';
 
-const config = loadConfigOrExit();
-try {
-  requireConfigValues(config, [
-    'REGISTRY_SERVICE_URL',
-    'AUTH_FLOW_SERVICE_URL',
-    'ONBOARDING_SERVICE_URL',
-  ]);
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`Configuration error:\n${error.message}\n`);
-  process.exit(1);
-}
+// One message naming every bad or missing variable.
+const config = loadConfigOrExit(process.env, {
+  require: ['REGISTRY_SERVICE_URL', 'AUTH_FLOW_SERVICE_URL', 'ONBOARDING_SERVICE_URL'],
+});
 startTelemetry({
   serviceName: config.otelServiceName ?? 'gateway-edge',
   ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
