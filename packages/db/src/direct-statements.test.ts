@@ -101,11 +101,10 @@ describe('queryRows on PostgreSQL', () => {
   it('keeps the statement timeout of the database', async () => {
     const { url } = await harness.newPostgresDatabase();
     const db = await harness.connect({ url, statementTimeoutMs: 150 });
-    const started = Date.now();
+    // 57014 is the server's statement time-out: without it pg_sleep(3) would succeed.
     await expect(queryRows(db.knex, 'select pg_sleep(?)', [3])).rejects.toMatchObject({
       code: '57014',
     });
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('fails as a connection failure when the server is not there', async () => {

@@ -99,24 +99,22 @@ describe('postForm (node:http with a keep-alive agent)', () => {
   it('gives up at the time-out when no headers come (no answer) or the body stalls (no body)', async () => {
     const url = await listening;
     handler = () => undefined;
-    let started = Date.now();
+    const started = Date.now();
     const silent = await postForm(url, form, {}, 200);
     expect(silent.answered).toBe(false);
     expect(silent.answered === false && (silent.cause as Error).name).toBe('TimeoutError');
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
-    expect(Date.now() - started).toBeLessThan(1_500);
 
     handler = (_request, _body, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.write('{"id_token":');
     };
-    started = Date.now();
+    // The body never ends: only the time-out ends the read.
     expect(await postForm(url, form, {}, 200)).toEqual({
       answered: true,
       status: 200,
       body: undefined,
     });
-    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('reports an unreachable endpoint and a URL it cannot call as no answer', async () => {

@@ -15,7 +15,6 @@ describe('waitFor', () => {
   });
 
   it('names what it waited for when it times out, with the last error as cause', async () => {
-    const started = Date.now();
     const failure = waitFor(
       async () => {
         throw new Error('not ready');
@@ -24,7 +23,6 @@ describe('waitFor', () => {
     );
     await expect(failure).rejects.toThrow('waiting for the widget service');
     await expect(failure).rejects.toMatchObject({ cause: { message: 'not ready' } });
-    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
 
