@@ -14,7 +14,7 @@ export const ErrorBodySchema = z
     message: z.string(),
     details: z.record(z.string(), z.unknown()).optional(),
   })
-  .meta({ id: 'ErrorBody', description: 'Error body of every failed request (spec section 7).' });
+  .meta({ id: 'ErrorBody', description: 'Error body of every failed request.' });
 
 /**
  * Every operation the edge serves, with its OpenAPI description. The edge builds the
@@ -29,7 +29,7 @@ export class OperationCatalog {
     this.registry.registerComponent('securitySchemes', 'platformBasicAuth', {
       type: 'http',
       scheme: 'basic',
-      description: 'A platform credential: base64(clientId:clientSecret) (spec section 5).',
+      description: 'A platform credential: base64(clientId:clientSecret).',
     });
     this.registry.registerComponent('securitySchemes', 'gatewayCookieAuth', {
       type: 'apiKey',
@@ -91,7 +91,7 @@ export class OperationCatalog {
           version: '1.0.0',
           description:
             'The gateway between web platforms and their OpenID Connect identity providers. ' +
-            'Operational paths are under /v1; health paths are unversioned (spec section 9).',
+            'Operational paths are under /v1; health paths are unversioned.',
         },
         servers: [{ url: info.baseUrl }],
       }),

@@ -17,7 +17,7 @@ export const StartQuery = z
   .object({
     platformKey: z.string().regex(PLATFORM_KEY_PATTERN),
     returnTo: returnTo.describe(
-      'Absolute http(s) URL or root-relative path under a registered return URL (spec 4.1.1).',
+      'Absolute http(s) URL or root-relative path under a registered return URL.',
     ),
     onboardingMode: z
       .enum(ONBOARDING_MODES)
@@ -76,7 +76,7 @@ export const ExchangeBody = z
       .string()
       .startsWith('handoff_')
       .max(200)
-      .describe('The handoff code from the platform callback (spec 2.9).'),
+      .describe('The handoff code from the platform callback.'),
   })
   .strict()
   .meta({ id: 'ExchangeRequest' });
@@ -155,7 +155,7 @@ export const IntrospectionResultJson = z
     id: 'IntrospectionResult',
     description:
       'Cache only `active: true`, keyed by a hash of the token, for at most 30 to 60 s and ' +
-      'never beyond `expiresAt` (spec 4.5).',
+      'never beyond `expiresAt`.',
   });
 
 export const LogoutResultJson = z

@@ -35,7 +35,7 @@ const PutValuesBody = z
         message: `must hold at most ${MAX_VALUES} values`,
       })
       .describe(
-        'Field key to typed value (spec 2.11); `null` (or `[]` for MULTI_SELECT) clears a value. ' +
+        'Field key to typed value; `null` (or `[]` for MULTI_SELECT) clears a value. ' +
           'Global fields are keyed by their profile key.',
       ),
   })
@@ -191,7 +191,7 @@ const bootstrapCentralSession = defineOperation({
   description:
     'Idempotent. The local user exists once authenticated; this creates the platform ' +
     'membership (NOT_STARTED) when missing, records COMPLETE when nothing required is ' +
-    'missing (spec 3.7), and answers where onboarding stands. A cookie-authenticated call ' +
+    'missing, and answers where onboarding stands. A cookie-authenticated call ' +
     'needs an allowlisted `Origin`.',
   tags: ['Session'],
   body: BootstrapBody,

@@ -70,7 +70,7 @@ export const ProfileJson = z
   .meta({
     id: 'Profile',
     description:
-      'The canonical profile (spec 2.5), shared by every platform. Every canonical key is ' +
+      'The canonical profile, shared by every platform. Every canonical key is ' +
       'present, null when empty.',
   });
 
@@ -140,11 +140,11 @@ const LocalUserJson = z
       .boolean()
       .describe('A user of the deployment environment (only these can hold roles).'),
     status: z.enum(['ACTIVE', 'SOFT_DELETED', 'SUSPENDED']),
-    roles: z.array(z.string()).describe('`["platform_admin"]` or `[]` (spec 2.6).'),
+    roles: z.array(z.string()).describe('`["platform_admin"]` or `[]`.'),
     createdAt: z.iso.datetime({ offset: true }),
     lastLoginAt: z.iso.datetime({ offset: true }).nullable(),
   })
-  .meta({ id: 'LocalUser', description: 'The local user record behind the account (spec 2.5).' });
+  .meta({ id: 'LocalUser', description: 'The local user record behind the account.' });
 
 function toLocalUserJson(user: LocalUser | undefined): z.infer<typeof LocalUserJson> {
   if (user === undefined) throw new Error('auth-flow answered no local user');
@@ -168,7 +168,7 @@ const ProfileDetailsJson = z
     profile: ProfileJson,
     completeness: z
       .object({
-        filled: z.array(z.string()).describe('Canonical keys with a value, in spec 2.5 order.'),
+        filled: z.array(z.string()).describe('Canonical keys with a value, in canonical order.'),
         empty: z.array(z.string()).describe('Canonical keys without one.'),
       })
       .describe('Which canonical profile keys are filled.'),
@@ -179,7 +179,7 @@ const ProfileDetailsJson = z
           .array(z.string())
           .describe('Required active global fields without a valid value.'),
       })
-      .describe('The global profile status (spec 2.14), as the global onboarding reports it.'),
+      .describe('The global profile status, as the global onboarding reports it.'),
   })
   .meta({ id: 'ProfileDetails' });
 
@@ -307,7 +307,7 @@ const getMyLocalProfileDetails = defineOperation({
   summary: 'The profile with its completeness and global onboarding status.',
   description:
     '`completeness` lists the canonical keys that are filled and empty; `globalOnboarding` ' +
-    'is the global profile status (spec 2.14) with the required global fields still missing.',
+    'is the global profile status with the required global fields still missing.',
   tags,
   responses: { 200: json('The profile details.', ProfileDetailsJson), ...userErrorResponses() },
   handler: async ({ caller, services }) => {

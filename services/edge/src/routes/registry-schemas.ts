@@ -44,7 +44,7 @@ export const ListPlatformsQuery = z
     archived: z
       .enum(['true', 'false'])
       .optional()
-      .describe('`true` lists archived platforms only (spec 4.10).'),
+      .describe('`true` lists archived platforms only.'),
   })
   .strict();
 
