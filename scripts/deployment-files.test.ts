@@ -366,7 +366,7 @@ function entryPoint(stageName: string): { dist: string; source: string } {
 function requiredVariables(source: string): string[] {
   const text = readRepoFile(source);
   const lists = text.matchAll(
-    /(?:requiredConfig:|requireConfigValues\(\s*config,)\s*\[([^\]]*)\]/g,
+    /(?:requiredConfig:|require:|requireConfigValues\(\s*config,)\s*\[([^\]]*)\]/g,
   );
   return [...lists].flatMap((list) =>
     [...(list[1] ?? '').matchAll(/'([A-Z0-9_]+)'/g)].map((name) => name[1] ?? ''),

@@ -891,7 +891,9 @@ function variablesReadBy(dir: string): Set<string> {
 /** The variables a service's main requires beyond the schema's own (requireConfigValues). */
 function requiredVariables(dir: string): string[] {
   const source = readRepoFile(`${dir}/src/main.ts`);
-  const list = /(?:requiredConfig:|requireConfigValues\(config,)\s*\[([^\]]*)\]/.exec(source);
+  const list = /(?:requiredConfig:|require:|requireConfigValues\(config,)\s*\[([^\]]*)\]/.exec(
+    source,
+  );
   return [...(list?.[1] ?? '').matchAll(/'([A-Z_]+)'/g)].map((match) => match[1] ?? '');
 }
 
