@@ -31,9 +31,5 @@ export default {
   // processes can take minutes, and a test that hangs still fails, naming itself.
   testTimeout: 240_000,
   maxWorkers: 2,
-  // A worker whose heap has grown past this (PGlite clusters, browsers, whole gateways) is
-  // replaced between test files. Without it the two workers end the run with heaps of a
-  // gigabyte or more, and on a busy machine they take longer to exit than Jest waits for them.
-  workerIdleMemoryLimit: '800MB',
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };
