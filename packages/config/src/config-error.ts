@@ -1,4 +1,7 @@
-/** One broken configuration rule: the variable's name and the rule, never the value. */
+/**
+ * One broken configuration rule: the variable's name and the rule, never the value. A rule
+ * across several variables names them all, separated by `, ` (`REDIS_URL, REDIS_SENTINELS`).
+ */
 export type ConfigIssue = { variable: string; rule: string };
 
 /**
@@ -15,7 +18,7 @@ export class ConfigError extends Error {
   constructor(issues: readonly ConfigIssue[]) {
     super(`Invalid configuration:\n${formatConfigIssues(issues)}`);
     this.issues = issues;
-    this.variables = [...new Set(issues.map((issue) => issue.variable))];
+    this.variables = [...new Set(issues.flatMap((issue) => issue.variable.split(', ')))];
   }
 }
 

@@ -2,6 +2,7 @@ import { describe, it, expect } from '@jest/globals';
 import { renderConfigTable } from './config-table.js';
 import {
   configVariables,
+  derivedConfigFields,
   secretConfigVariableNames,
   variablesRequiredBy,
 } from './config-variables.js';
@@ -21,8 +22,26 @@ describe('configVariables', () => {
     const config = loadConfig({ IDENTITY_ISSUER: ISSUER });
     const fields = configVariables.map((entry) => entry.field);
     expect(new Set(fields).size).toBe(fields.length);
-    const derived = ['baseUrl', 'production'];
+    const derived = Object.keys(derivedConfigFields);
+    expect(derived.sort()).toEqual(['baseUrl', 'production', 'redis']);
     expect([...fields, ...derived].sort()).toEqual(Object.keys(config).sort());
+  });
+
+  it('names real variables as the sources of each derived field, and alternatives both ways', () => {
+    const names = new Set(configVariables.map((entry) => entry.name));
+    for (const sources of Object.values(derivedConfigFields)) {
+      for (const name of sources ?? []) expect(names).toContain(name);
+    }
+    for (const entry of configVariables) {
+      for (const other of entry.alternatives) {
+        const back = configVariables.find((candidate) => candidate.name === other);
+        expect({ entry: entry.name, other, back: back?.alternatives }).toEqual({
+          entry: entry.name,
+          other,
+          back: expect.arrayContaining([entry.name]),
+        });
+      }
+    }
   });
 
   it('maps each variable to the field its value lands in', () => {
@@ -81,6 +100,7 @@ describe('configVariables', () => {
       'IDENTITY_ENVIRONMENT_SECRET_KEY',
       'IDENTITY_OIDC_CLIENT_SECRET',
       'IDENTITY_SERVICE_KEY',
+      'REDIS_PASSWORD',
       'REDIS_URL',
     ]);
   });
@@ -124,6 +144,7 @@ describe('renderConfigTable', () => {
         required: false,
         requiredBy: ['start:gateway', 'start:split'],
         secret: false,
+        alternatives: [],
       },
     ]);
     expect(custom).toContain(
@@ -141,6 +162,7 @@ describe('renderConfigTable', () => {
         required: false,
         requiredBy: [],
         secret: false,
+        alternatives: [],
       },
     ]);
     const row = custom.trimEnd().split('\n')[2] ?? '';
@@ -172,6 +194,12 @@ function sampleValue(name: string): string {
     DATABASE_URL: 'postgres://db/gw',
     GATEWAY_DATA_DIR: '/data',
     REDIS_URL: 'redis://cache:6379',
+    REDIS_SENTINELS: 'sentinel-0.redis:26379,10.0.0.7:26379,[fd00::7]:26379',
+    REDIS_SENTINEL_MASTER: 'gateway-master',
+    REDIS_CLUSTER_NODES: 'redis-0.redis:6379,redis-1.redis:6379',
+    REDIS_PASSWORD: 'redis-password',
+    REDIS_TLS: 'true',
+    REDIS_REQUIRE_PERSISTENCE: 'true',
     REDIS_KEY_PREFIX: 'gw:',
     IDENTITY_DEPLOYMENT_TIER: 'staging',
     REGISTRY_SERVICE_URL: 'http://registry:1',

@@ -19,6 +19,11 @@ export type ConfigVariable = {
   readonly requiredBy: readonly RunCommand[];
   /** Never logged and never echoed in error messages. */
   readonly secret: boolean;
+  /**
+   * Variables that name the same thing another way: a process that requires this variable
+   * accepts any one of them instead (REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES).
+   */
+  readonly alternatives: readonly GatewayEnvName[];
 };
 
 const variable = (
@@ -30,6 +35,7 @@ const variable = (
     required?: boolean;
     requiredBy?: readonly RunCommand[];
     secret?: boolean;
+    alternatives?: readonly GatewayEnvName[];
   } = {},
 ): ConfigVariable =>
   Object.freeze({
@@ -40,6 +46,7 @@ const variable = (
     required: options.required ?? false,
     requiredBy: Object.freeze([...(options.requiredBy ?? [])]),
     secret: options.secret ?? false,
+    alternatives: Object.freeze([...(options.alternatives ?? [])]),
   });
 
 export const configVariables: readonly ConfigVariable[] = Object.freeze([
@@ -170,8 +177,52 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
   variable(
     'REDIS_URL',
     'redisUrl',
-    'Redis URL (`redis://` or `rediss://`) for short-lived state. Unset: the SQL store is used.',
+    'URL (`redis://` or `rediss://`, which turns on TLS) of one Redis server for short-lived ' +
+      'state. Set at most one of REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES; none: the ' +
+      'SQL store is used.',
+    { secret: true, alternatives: ['REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] },
+  ),
+  variable(
+    'REDIS_SENTINELS',
+    'redisSentinels',
+    'Redis Sentinel mode: comma-separated `host:port` of the Sentinels, which name the master ' +
+      'REDIS_SENTINEL_MASTER; the gateway follows its failovers.',
+    { alternatives: ['REDIS_URL', 'REDIS_CLUSTER_NODES'] },
+  ),
+  variable(
+    'REDIS_SENTINEL_MASTER',
+    'redisSentinelMaster',
+    'Name of the master the Sentinels watch (letters, digits, `.`, `_`, `-`; at most 64).',
+    { default: 'mymaster' },
+  ),
+  variable(
+    'REDIS_CLUSTER_NODES',
+    'redisClusterNodes',
+    'Redis Cluster mode: comma-separated `host:port` of some nodes of the cluster; the gateway ' +
+      'discovers the others and follows slot moves and failovers.',
+    { alternatives: ['REDIS_URL', 'REDIS_SENTINELS'] },
+  ),
+  variable(
+    'REDIS_PASSWORD',
+    'redisPassword',
+    'Password of every Redis node, and of the Sentinels in Sentinel mode. Unset: the password ' +
+      'of REDIS_URL, if any (setting both is refused).',
     { secret: true },
+  ),
+  variable(
+    'REDIS_TLS',
+    'redisTls',
+    '`true`: TLS to every Redis node, and to the Sentinels in Sentinel mode (certificates are ' +
+      'verified; NODE_EXTRA_CA_CERTS adds a private CA). A `rediss://` REDIS_URL turns it on too.',
+    { default: 'false' },
+  ),
+  variable(
+    'REDIS_REQUIRE_PERSISTENCE',
+    'redisRequirePersistence',
+    '`true`: with NODE_ENV `production`, a process keeping sessions in Redis refuses to start ' +
+      'unless that Redis is known to keep them over a restart (AOF or RDB files, replicas, ' +
+      'Sentinel or Cluster). `false`: it logs a warning instead (docs/operations.md).',
+    { default: 'false' },
   ),
   variable(
     'REDIS_KEY_PREFIX',
@@ -239,7 +290,7 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     'RATE_LIMIT_WINDOW_SECONDS',
     'rateLimitWindowSeconds',
     'Window of every rate limit in seconds (1 to 3600). Counters are shared through Redis when ' +
-      'REDIS_URL is set, otherwise kept per process.',
+      'one is configured, otherwise kept per process.',
     { default: '60' },
   ),
   variable(
@@ -283,6 +334,25 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
     { default: '100' },
   ),
 ]);
+
+/**
+ * GatewayConfig fields computed from several variables, with those variables: code that reads
+ * `config.redis` reads every Redis connection variable.
+ */
+export const derivedConfigFields: Readonly<
+  Partial<Record<keyof GatewayConfig, readonly GatewayEnvName[]>>
+> = Object.freeze({
+  production: Object.freeze(['NODE_ENV'] as const),
+  baseUrl: Object.freeze(['AUTH_CALLBACK_URL', 'PORT'] as const),
+  redis: Object.freeze([
+    'REDIS_URL',
+    'REDIS_SENTINELS',
+    'REDIS_SENTINEL_MASTER',
+    'REDIS_CLUSTER_NODES',
+    'REDIS_PASSWORD',
+    'REDIS_TLS',
+  ] as const),
+});
 
 /** The variables `command` stops without. */
 export function variablesRequiredBy(command: RunCommand): GatewayEnvName[] {

@@ -12,6 +12,12 @@ import {
   checkUrlWithScheme,
 } from './value-rules.js';
 import type { Checked } from './value-rules.js';
+import {
+  checkHostPortList,
+  HOST_PORT_LIST_RULE,
+  SENTINEL_MASTER_PATTERN,
+  SENTINEL_MASTER_RULE,
+} from './redis-settings.js';
 
 // Empty (or blank) values count as unset everywhere: docker-compose and Helm often pass `VAR=`.
 // Non-secret values are trimmed; secret values are kept byte for byte.
@@ -37,6 +43,8 @@ const minLength = (min: number) =>
   checked((raw) => checkMinLength(raw, min), `must be at least ${min} characters`);
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.join(', ')}` });
+const flag = () => oneOf(['true', 'false']).transform((value) => value === 'true');
+const hostPortList = () => checked(checkHostPortList, HOST_PORT_LIST_RULE);
 
 /** Trims the value and treats blank as unset before `schema` sees it. */
 const trimmed = <T extends z.ZodType>(schema: T) => z.preprocess(trimmedOrUnset, schema);
@@ -96,6 +104,14 @@ export const gatewayEnvSchema = z.object({
   REDIS_URL: optional(
     checked((raw) => checkUrlWithScheme(raw, ['redis:', 'rediss:'], REDIS_RULE), REDIS_RULE),
   ),
+  REDIS_SENTINELS: trimmed(hostPortList().default([])),
+  REDIS_SENTINEL_MASTER: trimmed(
+    z.string().regex(SENTINEL_MASTER_PATTERN, { error: SENTINEL_MASTER_RULE }).default('mymaster'),
+  ),
+  REDIS_CLUSTER_NODES: trimmed(hostPortList().default([])),
+  REDIS_PASSWORD: optionalSecret(z.string()),
+  REDIS_TLS: trimmed(flag().default(false)),
+  REDIS_REQUIRE_PERSISTENCE: trimmed(flag().default(false)),
   REDIS_KEY_PREFIX: trimmed(
     z
       .string()

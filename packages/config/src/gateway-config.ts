@@ -1,4 +1,6 @@
 import type { GatewayEnv } from './env-schema.js';
+import { toRedisSettings } from './redis-settings.js';
+import type { RedisSettings } from './redis-settings.js';
 import { baseUrlOfCallback, CALLBACK_PATH } from './value-rules.js';
 
 export type NodeEnv = GatewayEnv['NODE_ENV'];
@@ -41,8 +43,22 @@ export type GatewayConfig = {
   /** Unset means embedded PGlite in dataDir. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
-  /** Unset means the SQL store. */
+  /** REDIS_URL as written; connect through `redis`, which covers every mode. */
   readonly redisUrl: string | undefined;
+  /** REDIS_SENTINELS as written (`host:port`); connect through `redis`. */
+  readonly redisSentinels: readonly string[];
+  readonly redisSentinelMaster: string;
+  /** REDIS_CLUSTER_NODES as written (`host:port`); connect through `redis`. */
+  readonly redisClusterNodes: readonly string[];
+  readonly redisPassword: string | undefined;
+  readonly redisTls: boolean;
+  /**
+   * The Redis to connect to, from REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES with the
+   * password and TLS settings. Unset means the SQL store.
+   */
+  readonly redis: RedisSettings | undefined;
+  /** In production, refuse to start on a Redis that would lose sessions in a restart. */
+  readonly redisRequirePersistence: boolean;
   /** Prefix of every Redis key, so several gateways (or test files) can share one Redis. */
   readonly redisKeyPrefix: string;
   readonly registryServiceUrl: string | undefined;
@@ -98,6 +114,13 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     databaseUrl: env.DATABASE_URL,
     dataDir: env.GATEWAY_DATA_DIR,
     redisUrl: env.REDIS_URL,
+    redisSentinels: Object.freeze(env.REDIS_SENTINELS),
+    redisSentinelMaster: env.REDIS_SENTINEL_MASTER,
+    redisClusterNodes: Object.freeze(env.REDIS_CLUSTER_NODES),
+    redisPassword: env.REDIS_PASSWORD,
+    redisTls: env.REDIS_TLS,
+    redis: toRedisSettings(env),
+    redisRequirePersistence: env.REDIS_REQUIRE_PERSISTENCE,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     registryServiceUrl: env.REGISTRY_SERVICE_URL,
     authFlowServiceUrl: env.AUTH_FLOW_SERVICE_URL,

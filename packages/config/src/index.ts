@@ -7,10 +7,13 @@ export { gatewayEnvSchema, LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './env-sche
 export type { GatewayEnv, GatewayEnvName } from './env-schema.js';
 export {
   configVariables,
+  derivedConfigFields,
   RUN_COMMANDS,
   secretConfigVariableNames,
   variablesRequiredBy,
 } from './config-variables.js';
 export type { ConfigVariable, RunCommand } from './config-variables.js';
 export { renderConfigTable } from './config-table.js';
+export { parseRedisAddress, REDIS_ENDPOINT_VARIABLES } from './redis-settings.js';
+export type { RedisAddress, RedisSettings } from './redis-settings.js';
 export { checkIssuer, type Checked } from './value-rules.js';

@@ -52,6 +52,13 @@ describe('loadConfig defaults', () => {
       databaseUrl: undefined,
       dataDir: '.gateway-data',
       redisUrl: undefined,
+      redisSentinels: [],
+      redisSentinelMaster: 'mymaster',
+      redisClusterNodes: [],
+      redisPassword: undefined,
+      redisTls: false,
+      redis: undefined,
+      redisRequirePersistence: false,
       redisKeyPrefix: '',
       identityDeploymentTier: 'production',
       registryServiceUrl: undefined,
@@ -136,6 +143,12 @@ describe('empty values', () => {
       DATABASE_URL: '',
       GATEWAY_DATA_DIR: '',
       REDIS_URL: '',
+      REDIS_SENTINELS: ' ',
+      REDIS_SENTINEL_MASTER: '',
+      REDIS_CLUSTER_NODES: '',
+      REDIS_PASSWORD: '',
+      REDIS_TLS: '',
+      REDIS_REQUIRE_PERSISTENCE: '',
       REGISTRY_SERVICE_URL: '',
       AUTH_FLOW_SERVICE_URL: '',
       ONBOARDING_SERVICE_URL: '',
@@ -366,6 +379,131 @@ describe('URL settings', () => {
     );
   });
 
+  it('REDIS_URL is single mode: its password and rediss:// apply, or REDIS_PASSWORD and REDIS_TLS', () => {
+    expect(load({ REDIS_URL: 'rediss://:pw@cache:6380/1' }).redis).toEqual({
+      mode: 'single',
+      url: 'rediss://:pw@cache:6380/1',
+      password: undefined,
+      tls: true,
+    });
+    expect(
+      load({ REDIS_URL: 'redis://cache:6379', REDIS_PASSWORD: ' pass word ', REDIS_TLS: 'true' })
+        .redis,
+    ).toEqual({ mode: 'single', url: 'redis://cache:6379', password: ' pass word ', tls: true });
+    expect(load({ REDIS_URL: 'REDISS://cache' }).redis?.tls).toBe(true);
+  });
+
+  it('REDIS_SENTINELS is Sentinel mode, with REDIS_SENTINEL_MASTER (mymaster by default)', () => {
+    const config = load({
+      REDIS_SENTINELS: ' sentinel-0.redis.svc:26379 , 10.0.0.7:26380,[fd00::7]:26381,',
+      REDIS_PASSWORD: 'pw',
+    });
+    expect(config.redisSentinels).toEqual([
+      'sentinel-0.redis.svc:26379',
+      '10.0.0.7:26380',
+      '[fd00::7]:26381',
+    ]);
+    expect(config.redis).toEqual({
+      mode: 'sentinel',
+      sentinels: [
+        { host: 'sentinel-0.redis.svc', port: 26379 },
+        { host: '10.0.0.7', port: 26380 },
+        { host: 'fd00::7', port: 26381 },
+      ],
+      masterName: 'mymaster',
+      password: 'pw',
+      tls: false,
+    });
+    expect(
+      load({ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_MASTER: 'gateway.redis-1' }).redis,
+    ).toMatchObject({ masterName: 'gateway.redis-1' });
+    expect(
+      ruleFor('REDIS_SENTINEL_MASTER', { REDIS_SENTINELS: 's:1', REDIS_SENTINEL_MASTER: 'a b' }),
+    ).toBe('must be 1 to 64 letters, digits, `.`, `_` or `-`');
+  });
+
+  it('REDIS_CLUSTER_NODES is Cluster mode, each node once', () => {
+    const config = load({
+      REDIS_CLUSTER_NODES: 'redis-0:7000,redis-1:7001,redis-0:7000',
+      REDIS_TLS: 'true',
+    });
+    expect(config.redisClusterNodes).toEqual(['redis-0:7000', 'redis-1:7001']);
+    expect(config.redis).toEqual({
+      mode: 'cluster',
+      nodes: [
+        { host: 'redis-0', port: 7000 },
+        { host: 'redis-1', port: 7001 },
+      ],
+      password: undefined,
+      tls: true,
+    });
+  });
+
+  it.each([
+    ['no port', 'redis-0'],
+    ['port 0', 'redis-0:0'],
+    ['port above 65535', 'redis-0:65536'],
+    ['a URL', 'redis://redis-0:6379'],
+    ['IPv6 without brackets', '::1:6379'],
+    ['a bad IPv6 address', '[fd00::zz]:6379'],
+    ['a bad host name', 'redis_0:6379'],
+    ['a host name ending in a dash', 'redis-:6379'],
+    ['only commas', ' , '],
+    ['one bad entry of two', 'redis-0:6379,redis-1'],
+  ])('REDIS_SENTINELS and REDIS_CLUSTER_NODES refuse %s', (_case, value) => {
+    for (const name of ['REDIS_SENTINELS', 'REDIS_CLUSTER_NODES']) {
+      expect(ruleFor(name, { [name]: value })).toMatch(
+        /^must be a comma-separated list of host:port .*\((entry \d+ is not one|no entries given)\)$/,
+      );
+    }
+  });
+
+  it('refuses two ways of naming the Redis in one issue naming them, with every other bad variable', () => {
+    const error = configError({
+      IDENTITY_ISSUER: ISSUER,
+      PORT: 'eighty',
+      REDIS_URL: 'redis://cache:6379',
+      REDIS_CLUSTER_NODES: 'redis-0:7000',
+    });
+    expect(error.variables).toEqual(['PORT', 'REDIS_URL', 'REDIS_CLUSTER_NODES']);
+    expect(error.message).toContain(
+      '  - REDIS_URL, REDIS_CLUSTER_NODES: are both set: set only one of REDIS_URL, ' +
+        'REDIS_SENTINELS and REDIS_CLUSTER_NODES',
+    );
+    const all = configError({
+      IDENTITY_ISSUER: ISSUER,
+      REDIS_URL: 'redis://cache:6379',
+      REDIS_SENTINELS: 'bad',
+      REDIS_CLUSTER_NODES: 'redis-0:7000',
+    });
+    expect(all.variables).toEqual(['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES']);
+    expect(all.message).toContain('REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: are all set');
+    expect(all.message).toContain('REDIS_SENTINELS: must be a comma-separated list of host:port');
+    // Blank values are unset: no conflict.
+    expect(load({ REDIS_URL: 'redis://cache', REDIS_SENTINELS: ' ' }).redis?.mode).toBe('single');
+  });
+
+  it('REDIS_PASSWORD is refused beside a REDIS_URL that holds a password, without echoing either', () => {
+    const error = configError({
+      IDENTITY_ISSUER: ISSUER,
+      REDIS_URL: 'redis://:Url-Pa55@cache:6379',
+      REDIS_PASSWORD: 'Env-Pa55',
+    });
+    expect(error.variables).toEqual(['REDIS_PASSWORD']);
+    expect(error.message).not.toMatch(/Url-Pa55|Env-Pa55/);
+    expect(load({ REDIS_CLUSTER_NODES: 'r:1', REDIS_PASSWORD: 'x' }).redis?.password).toBe('x');
+  });
+
+  it('REDIS_TLS and REDIS_REQUIRE_PERSISTENCE take true or false', () => {
+    expect(load({ REDIS_TLS: 'false', REDIS_REQUIRE_PERSISTENCE: 'true' })).toMatchObject({
+      redisTls: false,
+      redisRequirePersistence: true,
+    });
+    for (const name of ['REDIS_TLS', 'REDIS_REQUIRE_PERSISTENCE']) {
+      expect(ruleFor(name, { [name]: 'yes' })).toBe('must be one of true, false');
+    }
+  });
+
   it('passes plain strings through', () => {
     const config = load({
       IDENTITY_ACCESS_TOKEN_AUDIENCE: 'api://gateway',
@@ -568,6 +706,34 @@ describe('requireConfigValues', () => {
       'CORS_ORIGINS',
     ]);
     expect(error.message).toContain('AUTH_FLOW_SERVICE_URL: is required');
+  });
+
+  it('takes REDIS_SENTINELS or REDIS_CLUSTER_NODES for a required REDIS_URL, and says so when none is set', () => {
+    const sentinel = load({ REDIS_SENTINELS: 's:26379' });
+    expect(() => requireConfigValues(sentinel, ['REDIS_URL'])).not.toThrow();
+    const cluster = load({ REDIS_CLUSTER_NODES: 'r:7000' });
+    expect(() => requireConfigValues(cluster, ['REDIS_URL'])).not.toThrow();
+    expect(() => requireConfigValues(config, ['REDIS_URL'])).toThrow(
+      'REDIS_URL: is required by this process but is not set (nor is REDIS_SENTINELS or ' +
+        'REDIS_CLUSTER_NODES, which may stand for it)',
+    );
+    expect(() =>
+      loadConfig(
+        { IDENTITY_ISSUER: ISSUER, REDIS_CLUSTER_NODES: 'r:7000' },
+        { require: ['REDIS_URL'] },
+      ),
+    ).not.toThrow();
+    // Also when another variable is bad (the configuration is not built then).
+    let caught: unknown;
+    try {
+      loadConfig(
+        { IDENTITY_ISSUER: ISSUER, PORT: 'x', REDIS_SENTINELS: 's:1' },
+        { require: ['REDIS_URL'] },
+      );
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as ConfigError).variables).toEqual(['PORT']);
   });
 
   it('accepts names held in a plain string array and rejects unknown names', () => {

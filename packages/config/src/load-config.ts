@@ -5,6 +5,7 @@ import { gatewayEnvSchema } from './env-schema.js';
 import type { GatewayEnvName } from './env-schema.js';
 import { toGatewayConfig } from './gateway-config.js';
 import type { GatewayConfig } from './gateway-config.js';
+import { redisSettingsIssues } from './redis-settings.js';
 
 export type LoadConfigOptions = {
   /** Variables this process needs although the schema lets them be unset. */
@@ -39,16 +40,18 @@ export function loadConfig(
   for (const issue of result.error?.issues ?? []) {
     add({ variable: String(issue.path[0] ?? '(environment)'), rule: issue.message });
   }
+  for (const issue of redisSettingsIssues(env)) add(issue);
   const config = result.success ? toGatewayConfig(result.data) : undefined;
   for (const name of options.require ?? []) {
-    const unset = config === undefined ? isBlank(env[name]) : isUnsetIn(config, name);
-    if (unset && !issues.some((issue) => issue.variable === name)) {
-      add({ variable: name, rule: REQUIRED_RULE });
+    const unset =
+      config === undefined
+        ? [name, ...alternativesOf(name)].every((each) => isBlank(env[each]))
+        : isUnsetIn(config, name);
+    if (unset && !issues.some((issue) => namesOf(issue).includes(name))) {
+      add({ variable: name, rule: requiredRule(name) });
     }
   }
-  issues.sort(
-    (a, b) => (schemaOrder.get(a.variable) ?? Infinity) - (schemaOrder.get(b.variable) ?? Infinity),
-  );
+  issues.sort((a, b) => orderOf(a) - orderOf(b));
   for (const issue of options.issues ?? []) add(issue);
   if (issues.length > 0 || config === undefined) throw new ConfigError(issues);
   return config;
@@ -82,16 +85,41 @@ export function requireConfigValues(
 ): void {
   const issues: ConfigIssue[] = [];
   for (const name of names) {
-    if (isUnsetIn(config, name)) issues.push({ variable: name, rule: REQUIRED_RULE });
+    if (isUnsetIn(config, name)) issues.push({ variable: name, rule: requiredRule(name) });
   }
   if (issues.length > 0) throw new ConfigError(issues);
 }
 
+/** Unset, and so are the variables that may stand for it (ConfigVariable.alternatives). */
 function isUnsetIn(config: GatewayConfig, name: string): boolean {
   const entry = variablesByName.get(name);
   if (entry === undefined) throw new TypeError(`Unknown configuration variable ${name}`);
-  const value: unknown = config[entry.field];
-  return value === undefined || (Array.isArray(value) && value.length === 0);
+  return [entry.field, ...alternativesOf(name).map((other) => fieldOf(other))].every((field) => {
+    const value: unknown = config[field];
+    return value === undefined || (Array.isArray(value) && value.length === 0);
+  });
 }
+
+const alternativesOf = (name: string): readonly string[] =>
+  variablesByName.get(name)?.alternatives ?? [];
+
+function fieldOf(name: string): keyof GatewayConfig {
+  const entry = variablesByName.get(name);
+  if (entry === undefined) throw new TypeError(`Unknown configuration variable ${name}`);
+  return entry.field;
+}
+
+function requiredRule(name: string): string {
+  const alternatives = alternativesOf(name);
+  if (alternatives.length === 0) return REQUIRED_RULE;
+  return `${REQUIRED_RULE} (nor is ${alternatives.join(' or ')}, which may stand for it)`;
+}
+
+/** The variables an issue names: one, or several separated by `, ` for a rule across them. */
+const namesOf = (issue: ConfigIssue): string[] => issue.variable.split(', ');
+
+/** Schema order by the first variable named; unknown names (the caller's) last. */
+const orderOf = (issue: ConfigIssue): number =>
+  schemaOrder.get(namesOf(issue)[0] ?? '') ?? Infinity;
 
 const isBlank = (value: string | undefined): boolean => value === undefined || value.trim() === '';
