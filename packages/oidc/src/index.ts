@@ -4,6 +4,7 @@ export {
   parseDiscoveryDocument,
   type DiscoveryDocument,
 } from './discovery-document.js';
+export { authorizationErrorRefusal } from './authorization-error.js';
 export { createDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
 export { createJwksCache, type JwksCache } from './jwks-cache.js';
 export { verifyJwt, type JwtVerifyOptions } from './jwt-verify.js';

@@ -103,6 +103,49 @@ describe('sign-in, logout and revocation records', () => {
     expect(await auditRecords('auth.sign_in_refused')).toHaveLength(1);
   });
 
+  it('records a sign-in the identity provider refused, and the state cannot be used again', async () => {
+    const steps = loginSteps(t);
+    const start = await steps.browserGet(
+      `/v1/auth/start?platformKey=SHOP&returnTo=${encodeURIComponent('/')}`,
+    );
+    // prompt=none without a session at the provider: it sends the browser back to the
+    // gateway with an OAuth error (login_required) and the login's state instead of a code.
+    const authorize = new URL(start.location ?? '');
+    authorize.searchParams.set('prompt', 'none');
+    const sentBack = await fetch(authorize, { redirect: 'manual' });
+    const callback = new URL(sentBack.headers.get('location') ?? '', authorize);
+    expect(callback.searchParams.get('error')).toBe('login_required');
+    const state = callback.searchParams.get('state') ?? '';
+
+    const landed = await steps.browserGet(`/v1/auth/callback${callback.search}`);
+    expect(landed.status).toBe(400);
+    const refusal = JSON.parse(landed.text) as { code: string; details: unknown };
+    expect(refusal).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { identityError: 'login_required' },
+    });
+
+    const records = await auditRecords('auth.sign_in_refused');
+    const refused = records.filter((record) => record.details.errorCode === refusal.code);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      actor: { kind: 'system' },
+      targetType: 'platform',
+      targetKey: 'SHOP',
+      details: { errorCode: 'VALIDATION_ERROR', environmentKey: 'PROD' },
+    });
+    expect(JSON.stringify(refused)).not.toContain(state);
+
+    // The login is over: its state is unknown now, with a code as with another error.
+    const replayed = await steps.browserGet(
+      `/v1/auth/callback?code=x&state=${encodeURIComponent(state)}`,
+    );
+    expect(replayed.status).toBe(404);
+    const again = await steps.browserGet(`/v1/auth/callback${callback.search}`);
+    expect(again.status).toBe(400);
+    expect(await auditRecords('auth.sign_in_refused')).toHaveLength(records.length);
+  });
+
   it('records a logout with its session and user', async () => {
     const { landed } = await loginSteps(t).signIn(t.provider, 'SHOP', '/');
     const { token } = sessionCookieOf(landed.headers);

@@ -31,7 +31,12 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
         signUp: request.defaultScreen === 'up',
       }),
     completeLogin: (request) =>
-      login.completeLogin({ code: request.code, state: request.state, iss: request.iss }),
+      login.completeLogin({
+        code: request.code,
+        state: request.state,
+        iss: request.iss,
+        identityError: request.identityError,
+      }),
     async resumeLogin(request) {
       return {
         redirectUrl: await login.resumeLogin({

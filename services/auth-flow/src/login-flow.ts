@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hashToken, randomToken, verifyTokenAgainstHash } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
+import { authorizationErrorRefusal } from '@gateway/oidc';
 import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
@@ -39,8 +40,16 @@ type Next =
   | { outcome: 'onboarding_global' | 'onboarding_platform'; redirectUrl: string }
   | { outcome: 'handoff'; evaluation: Evaluation };
 
-/** What the identity provider's redirect brought to the callback (spec 4.2). */
-type CallbackRequest = { code: string; state: string; iss: string | undefined };
+/**
+ * What the identity provider's redirect brought to the callback (spec 4.2): a code, or the
+ * provider's `error` instead (then `code` is empty).
+ */
+type CallbackRequest = {
+  code: string;
+  state: string;
+  iss: string | undefined;
+  identityError: string | undefined;
+};
 
 type StartRequest = {
   platformKey: string;
@@ -164,6 +173,9 @@ async function completeLogin(deps: LoginDeps, request: CallbackRequest) {
 
 async function runCallback(deps: LoginDeps, request: CallbackRequest, attempt: SignInAttempt) {
   const at = deps.now();
+  if (request.identityError !== undefined) {
+    return endRefusedLogin(deps, request.state, request.identityError, at, attempt);
+  }
   const { transaction, client } = await consumeTransaction(deps, request.state, at, attempt);
   const { idToken, verified } = await verifiedIdentity(deps, transaction, client, request);
   const { user, admin } = await provisionLoginUser(deps, client, verified, at);
@@ -217,6 +229,31 @@ async function runCallback(deps: LoginDeps, request: CallbackRequest, attempt: S
   };
 }
 
+/**
+ * Spec 4.2, 7: the provider answered with an `error` instead of a code. The login the state
+ * names is consumed as by any callback, so its state cannot be replayed, and is refused like
+ * any failed callback; the answer is the provider error's 400 whether or not the state named
+ * a live login.
+ */
+async function endRefusedLogin(
+  deps: LoginDeps,
+  state: string,
+  identityError: string,
+  at: Date,
+  attempt: SignInAttempt,
+): Promise<never> {
+  const transaction = await deps.store.consumeTransaction(hashToken(state), at.getTime());
+  if (transaction !== undefined) noteTransaction(attempt, transaction);
+  throw authorizationErrorRefusal(identityError);
+}
+
+/** What a refusal's record names once the state named a transaction. */
+function noteTransaction(attempt: SignInAttempt, transaction: TransactionRecord): void {
+  attempt.platformId = transaction.platformId;
+  attempt.platformKey = transaction.platformKey;
+  attempt.environmentKey = transaction.environmentKey;
+}
+
 /** Steps 1 and 2: the transaction, consumed once, and its environment captured at start. */
 async function consumeTransaction(
   deps: LoginDeps,
@@ -228,9 +265,7 @@ async function consumeTransaction(
   if (transaction === undefined) {
     throw new GatewayError('NOT_FOUND', 'The login is unknown, expired or already used.');
   }
-  attempt.platformId = transaction.platformId;
-  attempt.platformKey = transaction.platformKey;
-  attempt.environmentKey = transaction.environmentKey;
+  noteTransaction(attempt, transaction);
   // The environment captured at start, never the platform's current binding.
   const client = await deps.environments.get(transaction.environmentKey);
   if (!client.active) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { GatewayError } from '@gateway/errors';
+import { authorizationErrorRefusal } from '@gateway/oidc';
 import {
   AUTHORIZE_URL,
   LOGGED_OUT_REDIRECT,
@@ -270,23 +271,38 @@ describe('GET /v1/auth/callback (handleIdentityCallback)', () => {
     expect(requestOf('completeLogin')).toMatchObject({ code: 'idp-code-1', state: 'state-1' });
   });
 
+  it('answers 400 VALIDATION_ERROR for an identity error without a state, without a service call or cookie', async () => {
+    const answer = await send('/v1/auth/callback?error=access_denied');
+    expectError(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.headers.get('location')).toBeNull();
+    expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(answer.cookies).toEqual([]);
+    expect(authFlowCalls()).toEqual([]);
+  });
+
   it.each([
-    ['error alone', '/v1/auth/callback?error=access_denied'],
     [
-      'error with state, description and iss',
+      'with a description and iss',
       '/v1/auth/callback?error=access_denied&error_description=User%20cancelled' +
         '&state=state-1&iss=https%3A%2F%2Fid.example.test',
     ],
-    ['error next to a code', `${CALLBACK}&error=server_error`],
+    ['next to a code', `${CALLBACK}&error=access_denied`],
   ])(
-    'answers 400 VALIDATION_ERROR for an identity %s, without a service call or cookie',
+    'hands an identity error with a state (%s) to the auth-flow, without the code, and passes its 400 on without a cookie',
     async (_name, path) => {
+      // The auth-flow ends the login the state names and answers the refusal.
+      edge.authFlow.failNextWith(authorizationErrorRefusal('access_denied'));
       const answer = await send(path);
+      expect(requestOf('completeLogin')).toMatchObject({
+        code: '',
+        state: 'state-1',
+        identityError: 'access_denied',
+      });
       expectError(answer, 400, 'VALIDATION_ERROR');
+      expect(answer.body?.details).toEqual({ identityError: 'access_denied' });
       expect(answer.headers.get('location')).toBeNull();
       expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
       expect(answer.cookies).toEqual([]);
-      expect(authFlowCalls()).toEqual([]);
     },
   );
 

@@ -1,5 +1,11 @@
-import type { ExchangeHandoffResponse, IntrospectSessionResponse } from '@gateway/contracts';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type {
+  CompleteLoginRequestSchema,
+  ExchangeHandoffResponse,
+  IntrospectSessionResponse,
+} from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
+import { authorizationErrorRefusal } from '@gateway/oidc';
 import { defineOperation, type AnyOperation } from '../http/operation.js';
 import {
   CallbackQuery,
@@ -73,7 +79,8 @@ const handleIdentityCallback = defineOperation({
   description:
     'Completes the login, sets the `svc_auth_session` cookie and redirects to the platform ' +
     'callback with a handoff code, or to an onboarding page. An `error` from the identity ' +
-    'provider is 400 VALIDATION_ERROR and the browser stays on the gateway. An `iss` (RFC ' +
+    'provider ends the login its `state` names: 400 VALIDATION_ERROR, and the browser stays ' +
+    'on the gateway. An `iss` (RFC ' +
     "9207) must name the environment's issuer, and must be sent when its discovery document " +
     'advertises `authorization_response_iss_parameter_supported`. Parameters ' +
     'other than those listed are tolerated: identity providers add their own. ' +
@@ -98,27 +105,27 @@ const handleIdentityCallback = defineOperation({
     }),
   },
   handler: async ({ query, services, sessionCookie }) => {
-    const { code, state } = requireCallbackCode(query);
-    // RFC 9207: the issuer of the authorization response, checked by the auth-flow.
-    const answer = await services.clients.authFlow.completeLogin({
-      code,
-      state,
-      ...(query.iss === undefined ? {} : { iss: query.iss }),
-    });
+    const answer = await services.clients.authFlow.completeLogin(completeLoginRequest(query));
     sessionCookie.set(answer.sessionToken, answer.sessionExpiresAt);
     return answer.redirectUrl;
   },
 });
 
-/** Spec 4.2, 7: an identity error or a missing code keeps the browser here (400). */
-function requireCallbackCode(query: { code?: string; state?: string; error?: string }) {
+/**
+ * Spec 4.2, 7: what the callback asks of the auth-flow. An identity error with a state goes
+ * there too, so that the login the state names ends, audited as a refused sign-in, and the
+ * auth-flow answers its 400. Without a state it names no login and is refused here, as is a
+ * missing code or state; the platform callback is not called and the browser stays here.
+ */
+function completeLoginRequest(query: {
+  code?: string;
+  state?: string;
+  error?: string;
+  iss?: string;
+}): MessageInitShape<typeof CompleteLoginRequestSchema> {
   if (query.error !== undefined) {
-    // The platform callback is not called; the browser stays here.
-    throw new GatewayError(
-      'VALIDATION_ERROR',
-      'The identity provider answered with an error instead of a code.',
-      { details: identityErrorDetails(query.error) },
-    );
+    if (query.state === undefined) throw authorizationErrorRefusal(query.error);
+    return { code: '', state: query.state, identityError: query.error };
   }
   if (query.code === undefined || query.state === undefined) {
     throw new GatewayError('VALIDATION_ERROR', 'Invalid request query.', {
@@ -129,7 +136,12 @@ function requireCallbackCode(query: { code?: string; state?: string; error?: str
       },
     });
   }
-  return { code: query.code, state: query.state };
+  // RFC 9207: the issuer of the authorization response, checked by the auth-flow.
+  return {
+    code: query.code,
+    state: query.state,
+    ...(query.iss === undefined ? {} : { iss: query.iss }),
+  };
 }
 
 const exchangeAuthenticationHandoff = defineOperation({
@@ -211,14 +223,6 @@ export const loginOperations: readonly AnyOperation[] = [
   exchangeAuthenticationHandoff,
   introspectGatewaySession,
 ];
-
-// RFC 6749 section 4.1.2.1: error codes are printable ASCII without `"` and `\`. Anything
-// else is not echoed.
-const IDENTITY_ERROR_CODE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,100}$/;
-
-function identityErrorDetails(error: string): { identityError: string } | undefined {
-  return IDENTITY_ERROR_CODE.test(error) ? { identityError: error } : undefined;
-}
 
 function required<T>(value: T | undefined, field: string): T {
   if (value === undefined) throw new Error(`The auth-flow service answered without ${field}`);
