@@ -16,6 +16,9 @@ type AuditRecord = {
 };
 
 const FLUSH_LINE = 'platform authentication failures recorded';
+/** The return URL of the admin console platform; its origin is allowlisted for cookie writes. */
+const CONSOLE_HOME = 'http://localhost:3000/console/';
+const CONSOLE_ORIGIN = 'http://localhost:3000';
 let flushed: Promise<void>;
 let t: GatewayUnderTest;
 let shopKey: IssuedKey;
@@ -34,7 +37,19 @@ beforeAll(async () => {
     level: 'info',
     destination: { write: (line: string) => void (line.includes(FLUSH_LINE) && onFlush()) },
   });
-  t = await startGatewayUnderTest({ PLATFORM_AUTH_FAILURE_WINDOW_SECONDS: '3' }, {}, { logger });
+  t = await startGatewayUnderTest(
+    {
+      PLATFORM_AUTH_FAILURE_WINDOW_SECONDS: '3',
+      PLATFORM_ADMIN_BOOTSTRAP_EMAILS: 'admin-1@example.test',
+    },
+    {
+      accounts: [
+        { accountId: 'user-1', email: 'user-1@example.test', emailVerified: true },
+        { accountId: 'admin-1', email: 'admin-1@example.test', emailVerified: true },
+      ],
+    },
+    { logger },
+  );
   const platform = await t.call('POST', '/v1/platforms', {
     body: {
       platformKey: 'SHOP',
@@ -186,6 +201,79 @@ describe('sign-in, logout and revocation records', () => {
     });
     expect(record?.actor.clientId).not.toBe('');
     expect(record?.actor.clientId).not.toBeNull();
+  });
+});
+
+describe('admin cookie records', () => {
+  const cookieOf = (headers: Headers) =>
+    `svc_auth_session=${encodeURIComponent(sessionCookieOf(headers).token)}`;
+  // A write, so the cookie needs the allowlisted Origin (spec 5).
+  const renameConsole = (cookie: string) =>
+    t.call('PATCH', '/v1/platforms/CONSOLE', {
+      token: null,
+      headers: { cookie, origin: CONSOLE_ORIGIN },
+      body: { displayName: 'Admin console' },
+    });
+
+  beforeAll(async () => {
+    const created = await t.call('POST', '/v1/platforms', {
+      body: {
+        platformKey: 'CONSOLE',
+        displayName: 'Console',
+        adminConsole: true,
+        redirectPairs: [
+          {
+            label: 'web',
+            returnUrl: CONSOLE_HOME,
+            callbackUrl: `${CONSOLE_HOME}callback`,
+            isDefault: true,
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+  });
+
+  it("records an admin console's cookie used as an admin credential, with its user and platform", async () => {
+    // admin-1 is a platform_admin from its first deployment login (the bootstrap list).
+    const { landed } = await loginSteps(t).signIn(t.provider, 'CONSOLE', CONSOLE_HOME, 'admin-1');
+    const cookie = cookieOf(landed.headers);
+    const [signIn] = await auditRecords('auth.sign_in_succeeded');
+    expect(signIn?.targetKey).toBe('CONSOLE');
+
+    expect((await renameConsole(cookie)).status).toBe(200);
+
+    const records = await auditRecords('admin.cookie_used');
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({
+      actor: { kind: 'user', subject: signIn?.details.userId },
+      targetType: 'platform',
+      targetKey: 'CONSOLE',
+      details: {
+        userId: signIn?.details.userId,
+        sessionId: signIn?.details.sessionId,
+        environmentKey: 'PROD',
+        permissions: expect.arrayContaining(['platforms:admin']),
+      },
+    });
+    expect(JSON.stringify(records)).not.toContain(sessionCookieOf(landed.headers).token);
+
+    // The same session again within the hour: no second row.
+    const read = await t.call('GET', '/v1/platforms', { token: null, headers: { cookie } });
+    expect(read.status).toBe(200);
+    expect(await auditRecords('admin.cookie_used')).toHaveLength(1);
+  });
+
+  it('records nothing for the same admin signed in through a platform that is no admin console, whose cookie is refused', async () => {
+    const { landed } = await loginSteps(t).signIn(t.provider, 'SHOP', '/', 'admin-1');
+
+    const answer = await renameConsole(cookieOf(landed.headers));
+    expect(answer.status).toBe(403);
+    expect(answer.body.code).toBe('FORBIDDEN');
+
+    const records = await auditRecords('admin.cookie_used');
+    expect(records).toHaveLength(1);
+    expect(records[0]?.targetKey).toBe('CONSOLE');
   });
 });
 
