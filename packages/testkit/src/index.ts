@@ -32,3 +32,10 @@ export type {
   ChromiumPage,
   TestChromium,
 } from './test-chromium.js';
+export { startRedisServer } from './private-redis.js';
+export type { PrivateRedis, RedisPersistence } from './private-redis.js';
+export { startRedisCluster } from './redis-cluster.js';
+export type { RedisCluster } from './redis-cluster.js';
+export { startRedisSentinel } from './redis-sentinel.js';
+export type { RedisSentinelSetup } from './redis-sentinel.js';
+export type { RedisAddress } from './redis-process.js';

@@ -1,0 +1,196 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { unusedLocalPort } from './unused-local-port.js';
+
+// Private redis-server processes for tests: each on free ports of 127.0.0.1, with its files
+// in a temporary folder, stopped by the test that started it. The Cluster and Sentinel
+// harnesses (redis-cluster.ts, redis-sentinel.ts) are built from these.
+
+export type RedisAddress = { host: string; port: number };
+
+/** A roomy deadline for what a healthy local Redis does in milliseconds. */
+export const REDIS_EVENT_TIMEOUT_MS = 30_000;
+const POLL_MS = 50;
+const STOP_TIMEOUT_MS = 10_000;
+
+/** Every process started here and not yet stopped, killed if the test process exits first. */
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function killAllOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}
+
+/** A temporary folder for the files of one harness, removed by `removeWorkDir`. */
+export function makeWorkDir(name: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `gateway-${name}-`));
+}
+
+export async function removeWorkDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}
+
+export type RedisProcess = {
+  readonly address: RedisAddress;
+  readonly logFile: string;
+  /** Resolves once the process has exited (at once when it already has). */
+  stop(): Promise<void>;
+  /** True once the process has exited. */
+  readonly exited: boolean;
+};
+
+/**
+ * Starts `redis-server <args>` and waits until it answers PING (with `password` when set).
+ * Fails with the end of its log when it exits first, as it does when its port was taken in
+ * the meantime.
+ */
+export async function spawnRedisProcess(options: {
+  args: readonly string[];
+  address: RedisAddress;
+  logFile: string;
+  password?: string | undefined;
+}): Promise<RedisProcess> {
+  killAllOnExit();
+  const child = spawn('redis-server', [...options.args], { stdio: 'ignore' });
+  running.add(child);
+  let exited = false;
+  const exit = new Promise<void>((resolve) => {
+    const done = () => {
+      exited = true;
+      running.delete(child);
+      resolve();
+    };
+    child.once('exit', done);
+    child.once('error', done);
+  });
+  const handle: RedisProcess = {
+    address: options.address,
+    logFile: options.logFile,
+    get exited() {
+      return exited;
+    },
+    stop: () => stopProcess(child, exit),
+  };
+  try {
+    await answersPing(options.address, options.password, () => exited);
+  } catch (error) {
+    await handle.stop();
+    const log = await readFile(options.logFile, 'utf8').catch(() => '');
+    const tail = log.trimEnd().split('\n').slice(-5).join('\n');
+    throw new Error(`redis-server on port ${options.address.port} did not start:\n${tail}`, {
+      cause: error,
+    });
+  }
+  return handle;
+}
+
+/** Polls PING until it answers; gives up at once when the process has exited. */
+async function answersPing(
+  address: RedisAddress,
+  password: string | undefined,
+  hasExited: () => boolean,
+): Promise<void> {
+  const deadline = Date.now() + REDIS_EVENT_TIMEOUT_MS;
+  for (;;) {
+    if (hasExited()) throw new Error('redis-server exited');
+    if ((await ping(address, password).catch(() => undefined)) === 'PONG') return;
+    if (Date.now() > deadline) throw new Error('redis-server did not answer PING in time');
+    await sleep(POLL_MS);
+  }
+}
+
+async function stopProcess(child: ChildProcess, exit: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return exit;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exit;
+  clearTimeout(timer);
+}
+
+/** PING on a connection of its own, closed again; rejects while nothing answers. */
+async function ping(address: RedisAddress, password: string | undefined): Promise<string> {
+  return withConnection(address, password, (redis) => redis.ping());
+}
+
+/**
+ * Runs `use` on a short-lived connection to one Redis or Sentinel process that never
+ * retries, so a poll that finds it down fails at once and the next poll tries again.
+ */
+export async function withConnection<T>(
+  address: RedisAddress,
+  password: string | undefined,
+  use: (redis: Redis) => Promise<T>,
+): Promise<T> {
+  const redis = new Redis({
+    ...address,
+    ...(password === undefined ? {} : { password }),
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    commandTimeout: 5_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    return await use(redis);
+  } finally {
+    // Only when not already ended: ioredis's disconnect() of an ended connection arms a
+    // timer that nothing clears, which holds the test process open.
+    if (redis.status !== 'end') redis.disconnect();
+  }
+}
+
+/** `field:value` lines of an INFO or CLUSTER INFO reply, by field. */
+export function infoFields(reply: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const line of reply.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1));
+  }
+  return fields;
+}
+
+/** `count` free ports of 127.0.0.1, none of them in `taken` (which gains them). */
+export async function freePorts(count: number, taken: Set<number> = new Set()): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = await unusedLocalPort();
+    if (!taken.has(port)) {
+      taken.add(port);
+      ports.push(port);
+    }
+  }
+  return ports;
+}
+
+/** Starts processes with fresh ports until one starts (a port may be taken in between). */
+export async function spawnOnFreePort(
+  start: (port: number) => Promise<RedisProcess>,
+  taken: Set<number>,
+): Promise<RedisProcess> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const [port = 0] = await freePorts(1, taken);
+    try {
+      return await start(port);
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+/** Stops every process (in parallel) and removes the folder, whatever fails on the way. */
+export async function stopAll(processes: readonly RedisProcess[], dir: string): Promise<void> {
+  await Promise.allSettled(processes.map((each) => each.stop()));
+  await removeWorkDir(dir);
+}

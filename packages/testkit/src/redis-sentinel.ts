@@ -1,0 +1,249 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  freePorts,
+  infoFields,
+  makeWorkDir,
+  REDIS_EVENT_TIMEOUT_MS,
+  spawnRedisProcess,
+  stopAll,
+  withConnection,
+  type RedisAddress,
+  type RedisProcess,
+} from './redis-process.js';
+import { waitFor } from './wait-for.js';
+
+export type RedisSentinelSetup = {
+  /** The folder of the processes' files and logs (removed by stop). */
+  readonly dir: string;
+  /** The three Sentinels. */
+  readonly sentinels: readonly RedisAddress[];
+  readonly masterName: string;
+  /** The master and the replica as they are at start (a failover swaps them). */
+  readonly servers: readonly RedisAddress[];
+  /** For connectRedis. */
+  readonly connection: {
+    mode: 'sentinel';
+    sentinels: readonly RedisAddress[];
+    masterName: string;
+    password: string | undefined;
+  };
+  /** The gateway variables that name this setup (REDIS_SENTINELS, REDIS_SENTINEL_MASTER, ...). */
+  readonly env: Record<string, string>;
+  /** The master as every Sentinel names it now. */
+  master(): Promise<RedisAddress>;
+  /**
+   * SENTINEL FAILOVER: the replica becomes master. Resolves once every Sentinel names it and
+   * it answers as master.
+   */
+  failover(): Promise<{ from: RedisAddress; to: RedisAddress }>;
+  /** Stops every process and removes the folder. */
+  stop(): Promise<void>;
+};
+
+const MASTER_NAME = 'gateway';
+const SENTINEL_COUNT = 3;
+const poll = (what: string) => ({ timeoutMs: REDIS_EVENT_TIMEOUT_MS, intervalMs: 50, what });
+
+/**
+ * Redis with Sentinel from local processes: a master, one replica and three Sentinels
+ * (quorum 2), on free ports with their files in a temp folder. Resolves once the replica is
+ * in sync and every Sentinel names the master, sees the replica and the two other Sentinels.
+ */
+export async function startRedisSentinel(
+  options: { password?: string } = {},
+): Promise<RedisSentinelSetup> {
+  const { password } = options;
+  const dir = await makeWorkDir('redis-sentinel');
+  const processes: RedisProcess[] = [];
+  try {
+    const [masterPort = 0, replicaPort = 0, ...sentinelPorts] = await freePorts(2 + SENTINEL_COUNT);
+    processes.push(await startServer({ dir, name: 'master', port: masterPort, password }));
+    const master = { host: '127.0.0.1', port: masterPort };
+    processes.push(
+      await startServer({ dir, name: 'replica', port: replicaPort, password, master }),
+    );
+    const replica = { host: '127.0.0.1', port: replicaPort };
+    await waitFor(() => replicaInSync(replica, password), poll('the replica to sync'));
+    const started = await Promise.allSettled(
+      sentinelPorts.map((port, index) => startSentinel({ dir, index, port, password, master })),
+    );
+    for (const each of started) if (each.status === 'fulfilled') processes.push(each.value);
+    const failed = started.find((each) => each.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    const sentinels = sentinelPorts.map((port) => ({ host: '127.0.0.1', port }));
+    await waitFor(
+      () => sentinelsAgree(sentinels, password, master),
+      poll('the Sentinels to agree on the master and see the replica and each other'),
+    );
+    return {
+      dir,
+      sentinels,
+      masterName: MASTER_NAME,
+      servers: [master, replica],
+      connection: { mode: 'sentinel', sentinels, masterName: MASTER_NAME, password },
+      env: {
+        REDIS_SENTINELS: sentinels.map((each) => `${each.host}:${each.port}`).join(','),
+        REDIS_SENTINEL_MASTER: MASTER_NAME,
+        ...(password === undefined ? {} : { REDIS_PASSWORD: password }),
+      },
+      master: () => namedMaster(sentinels, password),
+      failover: () => failOver(sentinels, password, [master, replica]),
+      stop: () => stopAll(processes, dir),
+    };
+  } catch (error) {
+    await stopAll(processes, dir);
+    throw error;
+  }
+}
+
+function startServer(options: {
+  dir: string;
+  name: string;
+  port: number;
+  password: string | undefined;
+  master?: RedisAddress;
+}): Promise<RedisProcess> {
+  const { dir, name, port, password, master } = options;
+  const logFile = join(dir, `${name}.log`);
+  return spawnRedisProcess({
+    args: [
+      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir],
+      ...['--dbfilename', `${name}.rdb`, '--logfile', logFile, '--daemonize', 'no'],
+      ...['--save', '', '--appendonly', 'no'],
+      // A replica syncs at once instead of after the default 5 s wait for other replicas.
+      ...['--repl-diskless-sync-delay', '0'],
+      ...(master === undefined ? [] : ['--replicaof', master.host, String(master.port)]),
+      ...(password === undefined ? [] : ['--requirepass', password, '--masterauth', password]),
+    ],
+    address: { host: '127.0.0.1', port },
+    logFile,
+    password,
+  });
+}
+
+async function startSentinel(options: {
+  dir: string;
+  index: number;
+  port: number;
+  password: string | undefined;
+  master: RedisAddress;
+}): Promise<RedisProcess> {
+  const { dir, index, port, password, master } = options;
+  const logFile = join(dir, `sentinel-${index}.log`);
+  const configFile = join(dir, `sentinel-${index}.conf`);
+  // Sentinel rewrites its configuration file, so it gets one of its own.
+  const lines = [
+    `port ${port}`,
+    'bind 127.0.0.1',
+    `dir ${dir}`,
+    `logfile ${logFile}`,
+    `sentinel monitor ${MASTER_NAME} ${master.host} ${master.port} 2`,
+    `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
+    `sentinel failover-timeout ${MASTER_NAME} 10000`,
+    ...(password === undefined
+      ? []
+      : [
+          `sentinel auth-pass ${MASTER_NAME} ${password}`,
+          `requirepass ${password}`,
+          `sentinel sentinel-pass ${password}`,
+        ]),
+  ];
+  await writeFile(configFile, `${lines.join('\n')}\n`);
+  return spawnRedisProcess({
+    args: [configFile, '--sentinel'],
+    address: { host: '127.0.0.1', port },
+    logFile,
+    password,
+  });
+}
+
+async function replicaInSync(replica: RedisAddress, password: string | undefined) {
+  const replication = await withConnection(replica, password, (redis) => redis.info('replication'));
+  return infoFields(replication).get('master_link_status') === 'up';
+}
+
+/** Fields of a SENTINEL REPLICAS / SENTINELS entry (a flat name, value list). */
+function entryFields(entry: unknown): Map<string, string> {
+  const fields = new Map<string, string>();
+  const list = Array.isArray(entry) ? entry.map(String) : [];
+  for (let index = 0; index + 1 < list.length; index += 2) {
+    fields.set(list[index] ?? '', list[index + 1] ?? '');
+  }
+  return fields;
+}
+
+async function sentinelsAgree(
+  sentinels: readonly RedisAddress[],
+  password: string | undefined,
+  master: RedisAddress,
+): Promise<boolean> {
+  const views = await Promise.all(
+    sentinels.map((sentinel) =>
+      withConnection(sentinel, password, async (redis) => {
+        const named = (await redis.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME)) as [
+          string,
+          string,
+        ];
+        const replicas = (await redis.call('SENTINEL', 'REPLICAS', MASTER_NAME)) as unknown[];
+        const others = (await redis.call('SENTINEL', 'SENTINELS', MASTER_NAME)) as unknown[];
+        const healthyReplicas = replicas.map(entryFields).filter((fields) => {
+          return fields.get('flags') === 'slave' && fields.get('master-link-status') === 'ok';
+        });
+        return (
+          named[0] === master.host &&
+          Number(named[1]) === master.port &&
+          healthyReplicas.length === 1 &&
+          others.length === SENTINEL_COUNT - 1
+        );
+      }),
+    ),
+  );
+  return views.every(Boolean);
+}
+
+async function namedMaster(
+  sentinels: readonly RedisAddress[],
+  password: string | undefined,
+): Promise<RedisAddress> {
+  const names = await Promise.all(
+    sentinels.map((sentinel) =>
+      withConnection(sentinel, password, async (redis) => {
+        const [host, port] = (await redis.call(
+          'SENTINEL',
+          'GET-MASTER-ADDR-BY-NAME',
+          MASTER_NAME,
+        )) as [string, string];
+        return `${host}:${port}`;
+      }),
+    ),
+  );
+  const distinct = new Set(names);
+  const [only] = distinct;
+  if (distinct.size !== 1 || only === undefined) {
+    throw new Error(`the Sentinels disagree on the master: ${[...distinct].join(', ')}`);
+  }
+  const colon = only.lastIndexOf(':');
+  return { host: only.slice(0, colon), port: Number(only.slice(colon + 1)) };
+}
+
+async function failOver(
+  sentinels: readonly RedisAddress[],
+  password: string | undefined,
+  servers: readonly RedisAddress[],
+): Promise<{ from: RedisAddress; to: RedisAddress }> {
+  const from = await namedMaster(sentinels, password);
+  const to = servers.find((server) => server.port !== from.port);
+  const [first] = sentinels;
+  if (to === undefined || first === undefined) throw new Error('no replica to fail over to');
+  // The replica must be in sync, or Sentinel finds no replica good enough to promote.
+  await waitFor(() => replicaInSync(to, password), poll('the replica to be in sync'));
+  await withConnection(first, password, (redis) => redis.call('SENTINEL', 'FAILOVER', MASTER_NAME));
+  await waitFor(async () => {
+    const named = await namedMaster(sentinels, password);
+    if (named.port !== to.port) return false;
+    const role = await withConnection(to, password, (redis) => redis.info('replication'));
+    return infoFields(role).get('role') === 'master';
+  }, poll('every Sentinel to name the new master'));
+  return { from, to };
+}
