@@ -39,6 +39,7 @@ COPY packages/platform-sdk/package.json packages/platform-sdk/
 COPY packages/rpc/package.json packages/rpc/
 COPY packages/telemetry/package.json packages/telemetry/
 COPY packages/testkit/package.json packages/testkit/
+COPY services/admin-console/package.json services/admin-console/
 COPY services/all-in-one/package.json services/all-in-one/
 COPY services/auth-flow/package.json services/auth-flow/
 COPY services/demo-platform/package.json services/demo-platform/
@@ -56,7 +57,8 @@ RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
     pnpm install --frozen-lockfile --store-dir /pnpm/store
 
 # ---------------------------------------------------------------------------------------
-# build: compile every workspace project with `tsc --build` into its dist/.
+# build: compile every workspace project with `tsc --build` into its dist/, and build the
+# admin console's static files (services/admin-console/dist/web).
 # ---------------------------------------------------------------------------------------
 FROM deps AS build
 COPY tsconfig.json tsconfig.base.json ./
@@ -90,6 +92,8 @@ COPY --from=build /app/packages/oidc-memory-store/dist packages/oidc-memory-stor
 COPY --from=build /app/packages/platform-sdk/dist packages/platform-sdk/dist
 COPY --from=build /app/packages/rpc/dist packages/rpc/dist
 COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist
+# The admin console's static files (dist/web), served by the edge at /admin/.
+COPY --from=build /app/services/admin-console/dist services/admin-console/dist
 COPY --from=build /app/services/all-in-one/dist services/all-in-one/dist
 COPY --from=build /app/services/auth-flow/dist services/auth-flow/dist
 COPY --from=build /app/services/demo-platform/dist services/demo-platform/dist
@@ -98,7 +102,7 @@ COPY --from=build /app/services/dev-identity/seed-accounts.json services/dev-ide
 COPY --from=build /app/services/edge/dist services/edge/dist
 COPY --from=build /app/services/onboarding/dist services/onboarding/dist
 COPY --from=build /app/services/registry/dist services/registry/dist
-RUN rm -rf packages/testkit \
+RUN rm -rf packages/testkit services/admin-console/dist/tsc \
     && find packages services -path '*/dist/*' -type f \
        \( -name '*.test.js' -o -name '*.test.js.map' -o -name '*.d.ts' -o -name '*.d.ts.map' \
           -o -name '.tsbuildinfo' \) -delete

@@ -2,9 +2,15 @@
 // Runs inside `pnpm generate:check`, so node_modules/.bin (buf, protoc-gen-es) is on PATH.
 import { execFileSync } from 'node:child_process';
 
-const generatedDir = 'packages/contracts/src/gen';
+// The Connect code from proto/, and the admin console's API types from /openapi.json.
+const generated = ['packages/contracts/src/gen', 'services/admin-console/src/api/schema.ts'];
 execFileSync('buf', ['generate'], { cwd: 'proto', stdio: 'inherit' });
-const changes = execFileSync('git', ['status', '--porcelain', '--', generatedDir], {
+execFileSync(
+  'tsx',
+  ['--conditions=@gateway/source', 'services/admin-console/scripts/generate-api.ts'],
+  { stdio: 'inherit' },
+);
+const changes = execFileSync('git', ['status', '--porcelain', '--', ...generated], {
   encoding: 'utf8',
 });
 if (changes.trim() !== '') {

@@ -132,6 +132,7 @@ export function firstRunBanner(facts: {
     '',
     `    Demo platform      ${facts.demoPlatformUrl}`,
     `    Gateway            ${gatewayUrl}   (API explorer ${gatewayUrl}/docs)`,
+    `    Admin console      ${gatewayUrl}/admin/${admins.length === 0 ? '' : `   (sign in as ${admins[0]?.email ?? ''})`}`,
     `    Identity service   ${gatewayUrl}/api/auth/env/PROD   (accounts: ${gatewayUrl}/account)`,
     '',
     `  Demo accounts (identity environment PROD, ${relativeToCwd(fileURLToPath(shippedSeedFile))}):`,
@@ -145,7 +146,7 @@ export function firstRunBanner(facts: {
       ? []
       : [
           `  ${admins.map((account) => account.email).join(', ')} becomes platform_admin at sign-in. The demo platform is not an`,
-          '  admin console, so its sessions carry no admin power: use the token above for the admin API.',
+          `  admin console, so its sessions carry no admin power: use ${gatewayUrl}/admin/ or the token above.`,
         ]),
     '',
     `  Data: ${facts.dataDir} (the demo platform's key: ${facts.keyFile}).`,

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '@gateway/config';
 import { createLocalChangeFeed, type ChangeFeed } from '@gateway/db';
 import { createAccessTokenVerifier, createDiscoveryCache, createJwksCache } from '@gateway/oidc';
 import type { Logger } from '@gateway/telemetry';
+import { createAdminConsolePages } from './admin-console/console-pages.js';
 import { createAuthentication, type Authentication } from './auth/authentication.js';
 import { createIssuerResolver } from './auth/issuer-resolver.js';
 import { createUserAuthentication } from './auth/user-authentication.js';
@@ -73,6 +74,13 @@ export const EDGE_OPERATIONS: readonly AnyOperation[] = [
   ...profileOperations,
 ];
 
+/** The OpenAPI 3.1 document of every operation, as /openapi.json serves it. */
+export function edgeOpenApiJson(baseUrl: string): string {
+  const catalog = new OperationCatalog();
+  for (const operation of EDGE_OPERATIONS) catalog.add(operation);
+  return catalog.openApiJson({ baseUrl });
+}
+
 /**
  * The public edge: every route of the spec, validated with zod, described in /openapi.json,
  * answering errors with the spec's body. It keeps no state; the services do. Every operation
@@ -135,7 +143,10 @@ export function createEdgeApp(options: EdgeAppOptions): RequestListener {
   return createEdgeServer({
     routes,
     runOperation,
-    pages: createDocsPages(catalog, { baseUrl: config.baseUrl, logger }),
+    pages: [
+      ...createDocsPages(catalog, { baseUrl: config.baseUrl, logger }),
+      ...createAdminConsolePages({ baseUrl: config.baseUrl, registry: clients.registry, logger }),
+    ],
     cors,
     logger,
     production: config.production,

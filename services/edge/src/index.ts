@@ -1,5 +1,5 @@
 export { listen, type ListeningServer, type RequestDeadlines } from './listen.js';
-export { createEdgeApp, type EdgeAppOptions } from './edge-app.js';
+export { createEdgeApp, edgeOpenApiJson, type EdgeAppOptions } from './edge-app.js';
 export {
   createEdgeClients,
   type EdgeClients,
