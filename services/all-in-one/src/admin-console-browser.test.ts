@@ -1,0 +1,271 @@
+import { mkdir } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AxeBuilder } from '@axe-core/playwright';
+import {
+  launchTestBrowser,
+  type ChromiumContext,
+  type ChromiumPage,
+  type TestChromium,
+} from '@gateway/testkit';
+import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-process.js';
+
+// The admin console at /admin/ as an admin uses it, in Chromium against the README's first
+// command (one gateway and one browser for the file, steps in order): sign in as the seeded
+// admin, register a platform and complete a sign-in on it, rotate its key while the old one
+// still works, add a required onboarding field and meet it at the next sign-in, grant and
+// revoke an admin, revoke a user's sessions, and find each action in the audit log. Every
+// page passes axe with no serious or critical violation. With ADMIN_CONSOLE_SCREENSHOTS set
+// to a folder, the main pages are saved there (`pnpm screenshots` in services/admin-console).
+
+const screenshots = process.env.ADMIN_CONSOLE_SCREENSHOTS;
+let embedded: EmbeddedProcess;
+let gateway: string;
+let browser: TestChromium;
+let admin: ChromiumContext;
+let page: ChromiumPage;
+const cspViolations: string[] = [];
+// axe-core, injected by the test, sets inline styles of its own while it runs.
+let axeRunning = false;
+
+beforeAll(async () => {
+  embedded = await startEmbeddedProcess();
+  gateway = embedded.gateway;
+  browser = await launchTestBrowser();
+  admin = await browser.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  admin.setDefaultTimeout(10_000);
+  page = await admin.newPage();
+  page.on('console', (message) => {
+    if (!axeRunning && /Content Security Policy/i.test(message.text())) {
+      cspViolations.push(`${page.url()}: ${message.text()}`);
+    }
+  });
+  if (screenshots !== undefined) await mkdir(screenshots, { recursive: true });
+});
+
+afterAll(async () => {
+  await admin?.close();
+  await browser?.close();
+  await embedded?.stop();
+});
+
+/** No serious or critical axe violation on the page as it is now. */
+async function expectAccessible(on: ChromiumPage, name: string) {
+  axeRunning = true;
+  const results = await new AxeBuilder({ page: on }).analyze().finally(() => {
+    axeRunning = false;
+  });
+  const severe = results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(
+      (violation) =>
+        `${name}: ${violation.id} (${violation.impact}) ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+    );
+  expect(severe).toEqual([]);
+}
+
+async function snapshot(on: ChromiumPage, name: string) {
+  if (screenshots !== undefined) await on.screenshot({ path: `${screenshots}/${name}.png` });
+}
+
+async function signInOnIdentity(on: ChromiumPage, email: string, password: string) {
+  await on.fill('input[name="email"]', email);
+  await on.fill('input[name="password"]', password);
+  await on.click('button[type="submit"]');
+}
+
+async function openArea(label: string) {
+  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: label }).click();
+  await page
+    .getByRole('heading', { level: 1, name: label === 'Platforms' ? 'Platforms' : label })
+    .waitFor();
+}
+
+/** Opens a confirmation dialog with `button`, checks it explains itself, and confirms. */
+async function confirmIn(button: string, confirm: string) {
+  await page.getByRole('button', { name: button, exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.locator('.consequences li').count()).resolves.toBeGreaterThan(0);
+  await dialog.getByRole('button', { name: confirm }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}
+
+async function auditShows(kind: string, target: string) {
+  await openArea('Audit log');
+  await page.getByLabel('Kind').selectOption(kind);
+  await page.getByLabel('Platform, environment or user e-mail').fill(target);
+  await page.locator('.audit li', { hasText: kind }).filter({ hasText: target }).first().waitFor();
+}
+
+const basic = (clientId: string, secret: string) =>
+  `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+
+async function introspectWith(clientId: string, secret: string) {
+  const response = await fetch(`${gateway}/v1/auth/introspect`, {
+    method: 'POST',
+    headers: { authorization: basic(clientId, secret), 'content-type': 'application/json' },
+    body: JSON.stringify({ token: 'not-a-session' }),
+  });
+  return response.status;
+}
+
+describe('the admin console in Chromium', () => {
+  it('asks to sign in, signs the seeded admin in and lists the platform DEMO', async () => {
+    await page.goto(`${gateway}/admin/`);
+    await page.getByRole('heading', { name: 'Sign in to the admin console' }).waitFor();
+    await expectAccessible(page, 'sign-in');
+    await snapshot(page, 'sign-in');
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await signInOnIdentity(page, 'admin@example.com', 'admin-password');
+    await page.waitForURL(`${gateway}/admin/`);
+    await page.getByRole('rowheader', { name: 'DEMO' }).waitFor();
+    expect(await page.locator('header').innerText()).toContain('admin@example.com');
+    await expectAccessible(page, 'platforms');
+    await snapshot(page, 'platforms');
+  });
+
+  let firstKey: { clientId: string; clientSecret: string };
+  it('registers a platform with its redirect pair, shows its key once, and a sign-in on it completes', async () => {
+    await page.getByRole('link', { name: 'Register a platform' }).click();
+    await page.getByLabel('Platform key').fill('shop');
+    expect(await page.getByLabel('Platform key').inputValue()).toBe('SHOP');
+    await page.getByLabel('Display name').fill('Shop');
+    await page.getByRole('button', { name: 'Register the platform' }).click();
+    // Checked in the browser as the gateway does: errors next to the fields.
+    await page.locator('#pair-0-return-error').waitFor();
+    await page.getByLabel('Return URL').fill('https://shop.example/');
+    await page.getByLabel('Callback URL').fill('https://shop.example/auth/callback');
+    await expectAccessible(page, 'new platform');
+    await snapshot(page, 'new-platform');
+    await page.getByRole('button', { name: 'Register the platform' }).click();
+    await page.getByText('You will not see this secret again.').waitFor();
+    firstKey = {
+      clientId: await page.getByTestId('issued-client-id').innerText(),
+      clientSecret: await page.getByTestId('issued-client-secret').innerText(),
+    };
+    await page.getByRole('button', { name: 'I have stored the secret' }).click();
+    await page.getByRole('heading', { name: /Shop/ }).first().waitFor();
+
+    // A sign-in on SHOP in another browser (a sign-in sets the gateway cookie, which would
+    // replace the console's session here): back at SHOP's callback with a handoff code, which
+    // SHOP's backend redeems with the key.
+    const callbackUrl = await browser.withPage('admin-console-shop-sign-in', async (user) => {
+      const callback = new Promise<string>((resolve) => {
+        void user.route('https://shop.example/**', async (route) => {
+          resolve(route.request().url());
+          await route.fulfill({ status: 200, contentType: 'text/html', body: '<p>shop</p>' });
+        });
+      });
+      await user.goto(
+        `${gateway}/v1/auth/start?platformKey=SHOP&returnTo=${encodeURIComponent('https://shop.example/')}`,
+      );
+      await signInOnIdentity(user, 'alice@example.com', 'alice-password');
+      return callback;
+    });
+    const code = new URL(callbackUrl).searchParams.get('code') ?? '';
+    expect(code).toMatch(/^handoff_/);
+    const exchange = await fetch(`${gateway}/v1/auth/exchange`, {
+      method: 'POST',
+      headers: {
+        authorization: basic(firstKey.clientId, firstKey.clientSecret),
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ code }),
+    });
+    expect(exchange.status).toBe(200);
+    expect(((await exchange.json()) as { platform: { key: string } }).platform.key).toBe('SHOP');
+  });
+
+  it('rotates the key; the old secret keeps working in the grace period', async () => {
+    await page.goto(`${gateway}/admin/platforms/SHOP`);
+    await page.getByRole('heading', { name: 'Keys' }).waitFor();
+    await expectAccessible(page, 'platform');
+    await snapshot(page, 'platform');
+    await confirmIn(`Rotate ${firstKey.clientId}`, 'Rotate the key');
+    await page.getByText('You will not see this secret again.').waitFor();
+    const rotated = await page.getByTestId('issued-client-secret').innerText();
+    expect(rotated).not.toBe(firstKey.clientSecret);
+    expect(await introspectWith(firstKey.clientId, rotated)).toBe(200);
+    expect(await introspectWith(firstKey.clientId, firstKey.clientSecret)).toBe(200);
+    await page.getByRole('button', { name: 'I have stored the secret' }).click();
+    await page.getByRole('cell', { name: /\d/ }).first().waitFor();
+    await auditShows('platform.credential_rotated', 'SHOP');
+    await auditShows('platform.created', 'SHOP');
+  });
+
+  it('adds a required onboarding field with a live preview; the next sign-in stops at the onboarding page', async () => {
+    await page.goto(`${gateway}/admin/onboarding/DEMO`);
+    const before = Number(await page.getByTestId('requirement-version').innerText());
+    await page.getByRole('button', { name: 'Add a field' }).click();
+    await page.getByLabel('Field key').fill('employeeId');
+    await page.getByLabel('Label', { exact: true }).fill('Employee number');
+    await page.getByLabel('Required: stop the sign-in until it is filled in').check();
+    // The preview renders the draft as the onboarding page does.
+    const preview = page.getByTestId('onboarding-preview');
+    await preview.locator('#field-employeeId').waitFor();
+    await page.getByRole('button', { name: 'Check the values' }).click();
+    await preview.getByText('This field is required.').waitFor();
+    await expectAccessible(page, 'onboarding');
+    await snapshot(page, 'onboarding');
+    await page.getByRole('button', { name: 'Add the field' }).click();
+    await page.getByText('The field is added.').waitFor();
+    await page
+      .getByTestId('requirement-version')
+      .filter({ hasText: new RegExp(`^${before + 1}$`) })
+      .waitFor();
+
+    await browser.withPage('admin-console-onboarding-stop', async (user) => {
+      await user.goto(`${embedded.demo}/`);
+      await user.click('text=Sign in');
+      await signInOnIdentity(user, 'alice@example.com', 'alice-password');
+      await user.waitForURL((url) => url.pathname === '/env/PROD/onboarding');
+      await user.locator('#field-employeeId').waitFor();
+    });
+    await confirmIn('Archive employeeId', 'Archive the field');
+    await page.getByText('Employee number is archived').waitFor();
+  });
+
+  it("grants and revokes platform_admin and revokes a user's sessions, with the results shown", async () => {
+    await openArea('Users');
+    await page.getByLabel('E-mail contains').fill('alice@');
+    await page.getByRole('rowheader', { name: /alice@example.com/ }).waitFor();
+    await expectAccessible(page, 'users');
+    await snapshot(page, 'users');
+    await confirmIn('Grant admin to alice@example.com', 'Grant the role');
+    await page.getByText('alice@example.com is now a platform admin').waitFor();
+    await confirmIn('Revoke admin from alice@example.com', 'Revoke the role');
+    await page.getByText('alice@example.com is no longer a platform admin.').waitFor();
+    await confirmIn('Revoke sessions of alice@example.com', 'Revoke the sessions');
+    await page
+      .getByText(/Revoked \d+ gateway session\(s\) of alice@example.com; identity sessions revoked/)
+      .waitFor();
+    await auditShows('user_role.granted', 'alice@example.com');
+    await auditShows('user_role.revoked', 'alice@example.com');
+    await auditShows('session.revoked', 'alice@example.com');
+    await page.locator('.audit summary').first().click();
+    await expectAccessible(page, 'audit');
+    await snapshot(page, 'audit');
+  });
+
+  it('validates an identity environment check by check', async () => {
+    await openArea('Identity environments');
+    await expectAccessible(page, 'environments');
+    await page.getByRole('link', { name: 'PROD', exact: true }).click();
+    await page.getByRole('button', { name: 'Validate the environment' }).click();
+    for (const check of ['discovery', 'endpoints', 'jwks', 'client']) {
+      await page.getByRole('rowheader', { name: check, exact: true }).waitFor();
+    }
+    await expectAccessible(page, 'environment');
+    await snapshot(page, 'environment');
+  });
+
+  it('shows a non-admin a clear no-access page', async () => {
+    await browser.withPage('admin-console-no-access', async (user) => {
+      await user.goto(`${gateway}/admin/sign-in`);
+      await signInOnIdentity(user, 'alice@example.com', 'alice-password');
+      await user.getByRole('heading', { name: 'No access' }).waitFor();
+      expect(await user.locator('main').innerText()).toContain('alice@example.com');
+      await expectAccessible(user, 'no access');
+    });
+    expect(cspViolations).toEqual([]);
+  });
+});
