@@ -202,7 +202,7 @@ export type paths = {
     };
     /**
      * The identity provider returns the browser here (identity redirect only).
-     * @description Completes the login, sets the `svc_auth_session` cookie and redirects to the platform callback with a handoff code, or to an onboarding page. An `error` from the identity provider is 400 VALIDATION_ERROR and the browser stays on the gateway. An `iss` (RFC 9207) must name the environment's issuer, and must be sent when its discovery document advertises `authorization_response_iss_parameter_supported`. Parameters other than those listed are tolerated: identity providers add their own. Errors are JSON; a request that prefers `text/html` (a browser navigation) gets the same status with an HTML page.
+     * @description Completes the login, sets the `svc_auth_session` cookie and redirects to the platform callback with a handoff code, or to an onboarding page. An `error` from the identity provider ends the login its `state` names: 400 VALIDATION_ERROR, and the browser stays on the gateway. An `iss` (RFC 9207) must name the environment's issuer, and must be sent when its discovery document advertises `authorization_response_iss_parameter_supported`. Parameters other than those listed are tolerated: identity providers add their own. Errors are JSON; a request that prefers `text/html` (a browser navigation) gets the same status with an HTML page.
      */
     get: operations['handleIdentityCallback'];
     put?: never;
