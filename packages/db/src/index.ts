@@ -23,6 +23,15 @@ export type {
 } from './migrations.js';
 export { toCount } from './count.js';
 export { queryRows } from './direct-statements.js';
-export { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
+export { connectRedis } from './redis-connection.js';
+export type {
+  ClusterRedisEndpoint,
+  RedisAddress,
+  RedisClient,
+  RedisConnectionOptions,
+  RedisEndpoint,
+  SentinelRedisEndpoint,
+  SingleRedisEndpoint,
+} from './redis-connection.js';
 export { createLocalChangeFeed, openRegistryChangeFeed, type ChangeFeed } from './change-feed.js';
 export { FeedCache, type FeedCacheOptions } from './feed-cache.js';

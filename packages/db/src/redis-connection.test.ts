@@ -1,9 +1,19 @@
 // connectRedis against the real Redis: the commands of one turn of the event loop
-// leave the socket together at the turn's end, in order, and each gets its own answer.
+// leave the socket together at the turn's end, in order, and each gets its own answer; in
+// Cluster and Sentinel mode against a local Cluster and Sentinel setup.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Redis } from 'ioredis';
-import { createTestRedis, type TestRedis } from '@gateway/testkit';
-import { connectRedis } from './redis-connection.js';
+import { Cluster, Command, Redis } from 'ioredis';
+import {
+  createTestRedis,
+  startRedisCluster,
+  startRedisSentinel,
+  waitFor,
+  type RedisAddress,
+  type RedisCluster,
+  type RedisSentinelSetup,
+  type TestRedis,
+} from '@gateway/testkit';
+import { connectRedis, type RedisClient } from './redis-connection.js';
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -60,5 +70,114 @@ describe('connectRedis: one write per turn of the event loop', () => {
     // The turn's end releases the socket, also one that was closing.
     await nextTurn();
     expect(lost.stream.writableCorked).toBe(0);
+  });
+});
+
+describe('connectRedis in Cluster and Sentinel mode', () => {
+  const PASSWORD = 'connection-password';
+  let cluster: RedisCluster;
+  let sentinel: RedisSentinelSetup;
+  const opened: RedisClient[] = [];
+  beforeAll(async () => {
+    [cluster, sentinel] = await Promise.all([
+      startRedisCluster({ password: PASSWORD }),
+      startRedisSentinel({ password: PASSWORD }),
+    ]);
+  });
+  afterAll(async () => {
+    for (const connection of opened) {
+      if (connection.status !== 'end') connection.disconnect();
+    }
+    await cluster?.stop();
+    await sentinel?.stop();
+  });
+
+  async function connectCluster(keyPrefix = 'gw:'): Promise<Cluster> {
+    const connection = await connectRedis({ ...cluster.connection, keyPrefix, timeoutMs: 2_000 });
+    opened.push(connection);
+    return connection;
+  }
+
+  async function connectSentinel(keyPrefix = 'gw:'): Promise<Redis> {
+    const connection = await connectRedis({ ...sentinel.connection, keyPrefix, timeoutMs: 2_000 });
+    opened.push(connection);
+    return connection;
+  }
+
+  /** A raw connection to the server that holds `key` in the Cluster (or the master). */
+  const rawGet = async (address: RedisAddress, key: string) => {
+    const raw = new Redis({ ...address, password: PASSWORD, lazyConnect: true });
+    try {
+      await raw.connect();
+      return await raw.get(key);
+    } finally {
+      raw.disconnect();
+    }
+  };
+
+  it('answers a Cluster for Cluster mode and a Redis for Sentinel mode, both with the key prefix and scripts', async () => {
+    const onCluster = await connectCluster();
+    const onSentinel = await connectSentinel();
+    expect(onCluster).toBeInstanceOf(Cluster);
+    expect(onSentinel).toBeInstanceOf(Redis);
+    for (const connection of [onCluster, onSentinel] as RedisClient[]) {
+      connection.defineCommand('gatewayTestTwice', {
+        numberOfKeys: 1,
+        lua: "return redis.call('INCRBY', KEYS[1], 2)",
+      });
+      const twice = (connection as unknown as Record<string, (key: string) => Promise<number>>)
+        .gatewayTestTwice;
+      expect(await twice?.call(connection, 'counted')).toBe(2);
+      expect(await connection.get('counted')).toBe('2');
+    }
+    // The prefix is added once: the servers hold gw:counted.
+    const unprefixed = await connectRedis({ ...cluster.connection, timeoutMs: 2_000 });
+    opened.push(unprefixed);
+    expect(await unprefixed.get('gw:counted')).toBe('2');
+    expect(await unprefixed.get('gw:gw:counted')).toBeNull();
+    expect(await rawGet(await sentinel.master(), 'gw:counted')).toBe('2');
+  });
+
+  it("batches the writes of one turn on each node's connection", async () => {
+    const onCluster = await connectCluster('batch:');
+    await Promise.all(Array.from({ length: 30 }, (_, i) => onCluster.set(`warm-${i}`, '1')));
+    const replies = Array.from({ length: 200 }, (_, i) => onCluster.set(`key-${i}`, String(i)));
+    const corked = onCluster.nodes('master').filter((node) => node.stream.writableCorked === 1);
+    expect(corked.length).toBeGreaterThan(1);
+    expect(await Promise.all(replies)).toEqual(replies.map(() => 'OK'));
+    await nextTurn();
+    expect(onCluster.nodes('master').map((node) => node.stream.writableCorked)).toEqual(
+      onCluster.nodes('master').map(() => 0),
+    );
+  });
+
+  it('never sends a command again once its caller has its answer (a deadline passed)', async () => {
+    const onCluster = await connectCluster('settled:');
+    await onCluster.set('kept', 'before');
+    const command = new Command('set', ['settled:kept', 'after']);
+    command.reject(new Error('Command timed out'));
+    await expect(command.promise).rejects.toThrow('Command timed out');
+    // As a redirection or a retry after a failover would: straight to every node.
+    for (const node of onCluster.nodes('master')) node.sendCommand(command);
+    expect(await onCluster.get('kept')).toBe('before');
+  });
+
+  it('follows a Cluster failover and a Sentinel failover, the data still there', async () => {
+    const onCluster = await connectCluster('failover:');
+    const onSentinel = await connectSentinel('failover:');
+    await onCluster.set('key', 'cluster');
+    await onSentinel.set('key', 'sentinel');
+    await Promise.all([cluster.failover('failover:key'), sentinel.failover()]);
+    // Commands during the switch may fail (fast, within their deadline); then they succeed.
+    const settled = { timeoutMs: 30_000, intervalMs: 100, what: 'commands after the failover' };
+    await waitFor(async () => (await onCluster.get('key')) === 'cluster', settled);
+    await waitFor(async () => (await onSentinel.set('key', 'written after')) === 'OK', settled);
+    expect(await rawGet(await sentinel.master(), 'failover:key')).toBe('written after');
+  });
+
+  it('answers at once with an error while disconnected, in Cluster mode too', async () => {
+    const onCluster = await connectCluster();
+    onCluster.disconnect();
+    await expect(onCluster.get('anything')).rejects.toThrow();
   });
 });

@@ -1,8 +1,33 @@
 import { failDependencySpan, startDependencySpan } from '@gateway/telemetry';
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
-export type RedisConnectionOptions = {
-  url: string;
+/** A `host:port` of a Sentinel or a Cluster node. */
+export type RedisAddress = { readonly host: string; readonly port: number };
+
+type Credentials = {
+  /** Password of every node (and Sentinel); in single mode a password in the URL works too. */
+  readonly password?: string | undefined;
+  /** TLS to every node (and Sentinel); a `rediss://` URL turns it on as well. */
+  readonly tls?: boolean | undefined;
+};
+
+/** One Redis server. */
+export type SingleRedisEndpoint = Credentials & { readonly mode?: 'single'; readonly url: string };
+/** The master that Redis Sentinel names, followed through its failovers. */
+export type SentinelRedisEndpoint = Credentials & {
+  readonly mode: 'sentinel';
+  readonly sentinels: readonly RedisAddress[];
+  readonly masterName: string;
+};
+/** A Redis Cluster, found from some of its nodes. */
+export type ClusterRedisEndpoint = Credentials & {
+  readonly mode: 'cluster';
+  readonly nodes: readonly RedisAddress[];
+};
+/** Where the Redis is, in one of three modes (the configuration's `config.redis`). */
+export type RedisEndpoint = SingleRedisEndpoint | SentinelRedisEndpoint | ClusterRedisEndpoint;
+
+export type RedisConnectionOptions<E extends RedisEndpoint = RedisEndpoint> = E & {
   /** Prefix of every key (tests give each file its own). */
   keyPrefix?: string;
   /** Deadline to connect, and of each command while connected. */
@@ -10,27 +35,32 @@ export type RedisConnectionOptions = {
 };
 
 /**
+ * A connection in any mode: `Redis` for one server and for Sentinel, `Cluster` for a Redis
+ * Cluster. Both have every command and `defineCommand`, so code written against this type
+ * runs in every mode; a Lua script's keys must share a hash slot in Cluster mode.
+ */
+export type RedisClient = Redis | Cluster;
+
+/**
  * Connects to Redis and fails fast while it is unreachable: commands are not queued for a
  * later reconnect (no offline queue), so a caller gets an error within the deadline and
- * fails closed, and ioredis keeps reconnecting in the background until Redis is back.
+ * fails closed, and ioredis keeps reconnecting in the background until Redis is back. In
+ * Sentinel mode it asks the Sentinels for the master again after a failover; in Cluster
+ * mode it follows the cluster's redirections and failovers.
  */
-export async function connectRedis(options: RedisConnectionOptions): Promise<Redis> {
-  const redis = new Redis(options.url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: options.timeoutMs,
-    commandTimeout: options.timeoutMs,
-    keyPrefix: options.keyPrefix ?? '',
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    // A command whose caller already got its time-out error must not run later. By
-    // default ioredis re-sends unanswered commands after a reconnect, so a handoff consume
-    // answered 503 would still redeem the code once Redis is back, and the code be lost.
-    autoResendUnfulfilledCommands: false,
-    // Commands go out one write per turn of the event loop (batchWritesPerTurn),
-    // not through ioredis's auto-pipelining.
-    enableAutoPipelining: false,
-  });
+export function connectRedis(
+  options: RedisConnectionOptions<ClusterRedisEndpoint>,
+): Promise<Cluster>;
+export function connectRedis(
+  options: RedisConnectionOptions<SingleRedisEndpoint | SentinelRedisEndpoint>,
+): Promise<Redis>;
+export function connectRedis(options: RedisConnectionOptions): Promise<RedisClient>;
+export async function connectRedis(options: RedisConnectionOptions): Promise<RedisClient> {
+  if (options.mode === 'cluster') return connectCluster(options);
+  const redis =
+    options.mode === 'sentinel'
+      ? new Redis({ ...connectionOptions(options), ...sentinelOptions(options) })
+      : new Redis(options.url, connectionOptions(options));
   // Without a listener ioredis reports every failed reconnect as an unhandled error.
   redis.on('error', () => undefined);
   batchWritesPerTurn(redis);
@@ -39,19 +69,122 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   return redis;
 }
 
+/** Milliseconds before the next reconnection attempt: soon at first, then every 2 s. */
+const reconnectDelay = (attempt: number): number => Math.min(attempt * 200, 2_000);
+
+/**
+ * The fail-fast settings of every connection to a Redis server, in every mode (a Cluster's
+ * connections to its nodes included): deadlines, no re-send, credentials.
+ */
+function serverConnectionOptions(options: RedisConnectionOptions): RedisOptions {
+  return {
+    maxRetriesPerRequest: 1,
+    connectTimeout: options.timeoutMs,
+    commandTimeout: options.timeoutMs,
+    // A command whose caller already got its time-out error must not run later. By
+    // default ioredis re-sends unanswered commands after a reconnect, so a handoff consume
+    // answered 503 would still redeem the code once Redis is back, and the code be lost.
+    autoResendUnfulfilledCommands: false,
+    // Commands go out one write per turn of the event loop (batchWritesPerTurn),
+    // not through ioredis's auto-pipelining.
+    enableAutoPipelining: false,
+    ...(options.password === undefined ? {} : { password: options.password }),
+    ...(options.tls === true ? { tls: {} } : {}),
+  };
+}
+
+/** A single or Sentinel connection: no offline queue, the key prefix, reconnection. */
+function connectionOptions(options: RedisConnectionOptions): RedisOptions {
+  return {
+    ...serverConnectionOptions(options),
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    keyPrefix: options.keyPrefix ?? '',
+    retryStrategy: reconnectDelay,
+  };
+}
+
+function sentinelOptions(options: SentinelRedisEndpoint): RedisOptions {
+  const tls = options.tls === true;
+  return {
+    sentinels: options.sentinels.map(({ host, port }) => ({ host, port })),
+    name: options.masterName,
+    role: 'master',
+    ...(options.password === undefined ? {} : { sentinelPassword: options.password }),
+    ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+    // Listens to the Sentinels' +switch-master and reconnects at once, rather than writing to
+    // a demoted master until Sentinel reconfigures it (and closes its clients).
+    failoverDetector: true,
+    // A write refused by a replica (READONLY) means the master moved: ask the Sentinels
+    // again. The refused command fails to its caller; it is not sent again.
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+  };
+}
+
+/**
+ * A Cluster with the same fail-fast settings: per-node connections (Redis instances made by
+ * the Cluster, `redisOptions`) carry the deadlines and no re-send; the Cluster itself has no
+ * offline queue. Each node's connection batches its writes per turn, and a command already
+ * answered (its deadline passed) is never sent again by a redirection or a retry after a
+ * failover; one span per command is made at the Cluster, not per node tried.
+ */
+async function connectCluster(options: RedisConnectionOptions<ClusterRedisEndpoint>) {
+  // The key prefix is the Cluster's (a node's would be added a second time).
+  const clusterOptions: ClusterOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    keyPrefix: options.keyPrefix ?? '',
+    enableAutoPipelining: false,
+    clusterRetryStrategy: reconnectDelay,
+    slotsRefreshTimeout: options.timeoutMs,
+    redisOptions: serverConnectionOptions(options),
+    // TLS certificates name the hosts as configured: connect to the names, not their addresses.
+    ...(options.tls === true ? { dnsLookup: (address, callback) => callback(null, address) } : {}),
+  };
+  const cluster = new Cluster(
+    options.nodes.map(({ host, port }) => ({ host, port })),
+    clusterOptions,
+  );
+  cluster.on('error', () => undefined);
+  cluster.on('node error', () => undefined);
+  cluster.on('+node', (node: Redis) => {
+    node.on('error', () => undefined);
+    neverResendAnswered(node);
+    batchWritesPerTurn(node);
+  });
+  traceCommands(cluster);
+  await cluster.connect();
+  return cluster;
+}
+
+/**
+ * A Cluster sends a command again after a MOVED or ASK reply and after its node's connection
+ * closed. When the command's deadline has passed by then, its caller already has the error:
+ * sending it would run it anyway (a handoff consumed after the 503). Such a command is dropped.
+ */
+function neverResendAnswered(node: Redis): void {
+  const send = node.sendCommand.bind(node);
+  node.sendCommand = (command, stream) => {
+    if (command.isSettled) return command.promise;
+    return send(command, stream);
+  };
+}
+
 /**
  * A `redis.<command>` CLIENT span per command sent (pipelines and MULTI excepted), with the
  * command name only: never keys or values. A failure other than Redis's own reply (e.g. the
  * NOSCRIPT that makes ioredis fall back from EVALSHA to EVAL) is a `redis` dependency error.
  */
-export function traceCommands(redis: Redis): void {
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = (command, stream) => {
+export function traceCommands(redis: RedisClient): void {
+  // A Cluster's sendCommand takes the node as well; a server connection ignores it.
+  const target: { sendCommand: Cluster['sendCommand'] } = redis;
+  const send = target.sendCommand.bind(redis);
+  target.sendCommand = (command, stream, node) => {
     const span = startDependencySpan(`redis.${command.name}`, {
       'db.system.name': 'redis',
       'db.operation.name': command.name.toUpperCase(),
     });
-    const answer = send(command, stream);
+    const answer = send(command, stream, node);
     command.promise.then(
       () => span.end(),
       (error: unknown) => {
