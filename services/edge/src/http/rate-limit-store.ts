@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@gateway/db';
+import { Cluster } from 'ioredis';
 
 // Counters of the edge's rate limits (docs/decisions.md, "Limits"): fixed windows, one
 // counter per key and window. Shared by every edge instance through Redis; a process of its
@@ -62,23 +63,28 @@ return out
 
 type HitCommand = (keyCount: number, ...args: (string | number)[]) => Promise<number[]>;
 
-/** Counters in Redis (under the connection's keyPrefix, then `rl:`), shared by instances. */
-export function createRedisRateLimitStore(redis: Redis): RateLimitStore {
+/**
+ * Counters in Redis (under the connection's keyPrefix, then `rl:`), shared by instances. A
+ * request's counters go in one script call, except on a Redis Cluster, which runs a script
+ * only on keys of one hash slot: there each counter is a call of its own (the calls of one
+ * request still leave together, one write per node).
+ */
+export function createRedisRateLimitStore(redis: RedisClient): RateLimitStore {
   const commands = redis as unknown as Record<string, unknown>;
   if (typeof commands.gatewayRateLimitHit !== 'function') {
     // Key count given per call (the script takes one to several keys).
     redis.defineCommand('gatewayRateLimitHit', { lua: HIT_SCRIPT });
   }
   const command = commands.gatewayRateLimitHit as HitCommand;
+  const hitTogether = (keys: readonly string[], windowMs: number) =>
+    command.call(redis, keys.length, ...keys.map((key) => `rl:${key}`), windowMs);
+  const oneSlotPerCall = redis instanceof Cluster;
   return {
     async hit(keys, windowMs) {
       if (keys.length === 0) return [];
-      const reply = await command.call(
-        redis,
-        keys.length,
-        ...keys.map((key) => `rl:${key}`),
-        windowMs,
-      );
+      const reply = oneSlotPerCall
+        ? (await Promise.all(keys.map((key) => hitTogether([key], windowMs)))).flat()
+        : await hitTogether(keys, windowMs);
       return keys.map((_key, index) => ({
         count: Number(reply[index * 2]),
         resetMs: Number(reply[index * 2 + 1]),

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { connectRedis } from '@gateway/db';
-import { createTestRedis, startTcpProxy, type TcpProxy, type TestRedis } from '@gateway/testkit';
-import type { Redis } from 'ioredis';
+import { connectRedis, type RedisClient, type RedisEndpoint } from '@gateway/db';
+import {
+  createTestRedis,
+  startRedisCluster,
+  startRedisSentinel,
+  startTcpProxy,
+  type TcpProxy,
+  type TestRedis,
+} from '@gateway/testkit';
 import { startTestEdge, type TestEdge } from '../testing/edge-harness.js';
 import { createMemoryRateLimitStore, createRedisRateLimitStore } from './rate-limit-store.js';
 
@@ -24,7 +30,7 @@ afterAll(async () => {
   await testRedis.cleanup();
 });
 
-async function edgeWith(env: Record<string, string>, redis?: Redis): Promise<TestEdge> {
+async function edgeWith(env: Record<string, string>, redis?: RedisClient): Promise<TestEdge> {
   const edge = await startTestEdge(
     { IDENTITY_ISSUER: ISSUER, ...env },
     redis === undefined ? {} : { rateLimitStore: createRedisRateLimitStore(redis) },
@@ -33,17 +39,42 @@ async function edgeWith(env: Record<string, string>, redis?: Redis): Promise<Tes
   return edge;
 }
 
-async function redisConnection(port?: number): Promise<Redis> {
+async function redisConnection(port?: number): Promise<RedisClient> {
   const url = new URL(testRedis.url);
   if (port !== undefined) url.port = String(port);
+  return connectionTo({ url: url.href }, testRedis.keyPrefix);
+}
+
+async function connectionTo(endpoint: RedisEndpoint, keyPrefix: string): Promise<RedisClient> {
   const redis = await connectRedis({
-    url: url.href,
-    keyPrefix: `${testRedis.keyPrefix}${Math.random().toString(16).slice(2)}:`,
+    ...endpoint,
+    keyPrefix: `${keyPrefix}${Math.random().toString(16).slice(2)}:`,
     timeoutMs: 1000,
   });
   opened.push({ close: async () => redis.disconnect() });
   return redis;
 }
+
+/** The Redis modes the shared counters are tested on; one server is the shared test Redis. */
+const redisModes: { name: string; open(): Promise<{ endpoint: RedisEndpoint }> }[] = [
+  { name: 'one Redis server', open: async () => ({ endpoint: { url: testRedis.url } }) },
+  {
+    name: 'a Redis Cluster',
+    async open() {
+      const cluster = await startRedisCluster({ password: 'rate-limit-password' });
+      opened.push({ close: () => cluster.stop() });
+      return { endpoint: cluster.connection };
+    },
+  },
+  {
+    name: 'Redis Sentinel',
+    async open() {
+      const setup = await startRedisSentinel({ password: 'rate-limit-password' });
+      opened.push({ close: () => setup.stop() });
+      return { endpoint: setup.connection };
+    },
+  },
+];
 
 const start = (edge: TestEdge, headers: Record<string, string> = {}) =>
   fetch(`${edge.url}/v1/auth/start?platformKey=SHOP&returnTo=%2F`, {
@@ -90,24 +121,33 @@ describe('rate limits', () => {
     expect((await exchange(real)).status).not.toBe(429);
   });
 
-  it('shares the counters of every edge instance through Redis', async () => {
-    const redis = await redisConnection();
-    const env = { RATE_LIMIT_INTROSPECT_PER_CLIENT: '3' };
-    const first = await edgeWith(env, redis);
-    const second = await edgeWith(env, redis);
-    const introspect = (edge: TestEdge) =>
-      fetch(`${edge.url}/v1/auth/introspect`, {
-        method: 'POST',
-        headers: { authorization: basic('gwc_a', 's'), 'content-type': 'application/json' },
-        body: JSON.stringify({ token: 't' }),
-      });
-    expect((await introspect(first)).status).not.toBe(429);
-    expect((await introspect(second)).status).not.toBe(429);
-    expect((await introspect(first)).status).not.toBe(429);
-    const limited = await introspect(second);
-    expect(limited.status).toBe(429);
-    expect(limited.headers.get('retry-after')).toMatch(/^[0-9]+$/);
-  });
+  it.each(redisModes)(
+    'shares the counters of every edge instance through $name, each key of a request counted',
+    async (mode) => {
+      const { endpoint } = await mode.open();
+      const redis = await connectionTo(endpoint, 't:');
+      // Introspect counts two keys: the presented credential and the client address.
+      const env = { RATE_LIMIT_INTROSPECT_PER_CLIENT: '3', RATE_LIMIT_SERVER_PER_IP: '5' };
+      const first = await edgeWith(env, redis);
+      const second = await edgeWith(env, redis);
+      const introspect = (edge: TestEdge, client = 'gwc_a') =>
+        fetch(`${edge.url}/v1/auth/introspect`, {
+          method: 'POST',
+          headers: { authorization: basic(client, 's'), 'content-type': 'application/json' },
+          body: JSON.stringify({ token: 't' }),
+        });
+      expect((await introspect(first)).status).not.toBe(429);
+      expect((await introspect(second)).status).not.toBe(429);
+      expect((await introspect(first)).status).not.toBe(429);
+      const limited = await introspect(second);
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toMatch(/^[0-9]+$/);
+      // The address counter holds every request so far (4): a fifth passes for another
+      // credential, the sixth is over the per-address limit.
+      expect((await introspect(first, 'gwc_b')).status).not.toBe(429);
+      expect((await introspect(first, 'gwc_c')).status).toBe(429);
+    },
+  );
 
   it('lets requests through when the counter store cannot be reached (fails open within its deadline)', async () => {
     const url = new URL(testRedis.url);
