@@ -7,6 +7,7 @@ import { Ajv } from 'ajv';
 import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import {
   configVariables,
+  derivedConfigFields,
   loadConfig,
   LOG_LEVELS,
   NODE_ENVS,
@@ -860,9 +861,13 @@ const variableNames = new Set<string>(configVariables.map((variable) => variable
 const secretVariables = new Set<string>(
   configVariables.filter((variable) => variable.secret).map((variable) => variable.name),
 );
-const variableByField = new Map<string, string>(
-  configVariables.map((variable) => [variable.field, variable.name]),
+/** The variables behind each GatewayConfig field: its own, or those a derived field is built from. */
+const variablesByField = new Map<string, string[]>(
+  configVariables.map((variable) => [variable.field, [variable.name]]),
 );
+for (const [field, names] of Object.entries(derivedConfigFields)) {
+  variablesByField.set(field, [...(names ?? [])]);
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((entry) => {
@@ -881,8 +886,7 @@ function variablesReadBy(dir: string): Set<string> {
   const read = new Set<string>();
   for (const file of sourceFiles(`${dir}/src`)) {
     for (const [, field = ''] of readRepoFile(file).matchAll(/\bconfig\.([A-Za-z]+)\b/g)) {
-      const name = variableByField.get(field);
-      if (name !== undefined) read.add(name);
+      for (const name of variablesByField.get(field) ?? []) read.add(name);
     }
   }
   return read;
@@ -1968,5 +1972,66 @@ describe('the chart with Prometheus metrics', () => {
       );
     }
     expect(() => withMetrics({ enabled: false, port: 8080 })).not.toThrow();
+  });
+});
+
+describe('the chart with a Sentinel or Cluster Redis', () => {
+  const withRedis = (config: DataMap) =>
+    renderChart(
+      mergeValues(productionValues, {
+        config,
+        secrets: { values: { REDIS_URL: '', REDIS_PASSWORD: 'redis-password' } },
+      }) as DataMap,
+    );
+  const modes = [
+    {
+      mode: 'sentinel',
+      config: {
+        REDIS_SENTINELS: 'redis-sentinel-0.redis:26379,redis-sentinel-1.redis:26379',
+        REDIS_SENTINEL_MASTER: 'gateway',
+        REDIS_REQUIRE_PERSISTENCE: 'true',
+      },
+    },
+    { mode: 'cluster', config: { REDIS_CLUSTER_NODES: 'redis-0.redis:6379', REDIS_TLS: 'true' } },
+  ];
+
+  it.each(modes)(
+    'needs no REDIS_URL in $mode mode, gives it to no process, and the password to those using Redis',
+    ({ mode, config }) => {
+      expect(validateValues(mergeValues(defaultValues, { config }))).toBe(true);
+      const rendered = withRedis(config);
+      for (const service of services) {
+        const container = containerOf(deploymentOf(rendered, service.component));
+        const env = environmentOf(rendered, container);
+        const loaded = loadConfig(env);
+        expect(() => requireConfigValues(loaded, requiredVariables(service.dir))).not.toThrow();
+        expect(env).not.toHaveProperty('REDIS_URL');
+        // Every process reads the one ConfigMap; the edge and auth-flow connect to Redis.
+        expect(loaded.redis?.mode).toBe(mode);
+        const usesRedis = service.component === 'edge' || service.component === 'auth-flow';
+        expect({ service: service.component, password: env.REDIS_PASSWORD }).toEqual({
+          service: service.component,
+          password: usesRedis ? 'redis-password' : undefined,
+        });
+      }
+    },
+  );
+
+  it('still requires REDIS_URL when config names no Sentinel or Cluster', () => {
+    expect(() => withRedis({})).toThrow('secrets.values.REDIS_URL is required');
+  });
+
+  it('refuses host:port lists and flags the configuration parser refuses', () => {
+    for (const config of [
+      { REDIS_SENTINELS: 'redis-sentinel-0' },
+      { REDIS_CLUSTER_NODES: 'redis://redis-0:6379' },
+      { REDIS_TLS: true },
+      { REDIS_REQUIRE_PERSISTENCE: 'yes' },
+    ]) {
+      expect({ config, valid: validateValues(mergeValues(defaultValues, { config })) }).toEqual({
+        config,
+        valid: false,
+      });
+    }
   });
 });

@@ -1,5 +1,6 @@
 // `pnpm start:split`: the four services as separate processes against PostgreSQL and
-// Redis (DATABASE_URL and REDIS_URL; local defaults below), edge on PORT (8080).
+// Redis (DATABASE_URL and REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES; local defaults
+// below), edge on PORT (8080).
 import { generateEncryptionKeySpec } from '@gateway/crypto';
 import { startSplitDeployment } from './split-launcher.js';
 
@@ -14,7 +15,10 @@ const deployment = startSplitDeployment({
   env: {
     ...process.env,
     DATABASE_URL: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
-    REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+    // The local Redis only when no Redis is named (naming it two ways is refused).
+    ...(process.env.REDIS_SENTINELS || process.env.REDIS_CLUSTER_NODES
+      ? {}
+      : { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' }),
     IDENTITY_ISSUER:
       process.env.IDENTITY_ISSUER || `http://localhost:${edgePort}/api/auth/env/PROD`,
     // A local run without keys gets throwaway ones: sessions do not survive a restart.

@@ -34,4 +34,11 @@ export type {
   SingleRedisEndpoint,
 } from './redis-connection.js';
 export { createLocalChangeFeed, openRegistryChangeFeed, type ChangeFeed } from './change-feed.js';
+export {
+  assessRedisDurability,
+  checkRedisKeepsSessions,
+  RedisNotDurableError,
+  type MasterDurability,
+  type RedisDurability,
+} from './redis-durability.js';
 export { FeedCache, type FeedCacheOptions } from './feed-cache.js';

@@ -12,7 +12,13 @@ import {
 } from '@gateway/auth-flow';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import type { GatewayConfig } from '@gateway/config';
-import { migrateSchema, openRegistryChangeFeed, type ChangeFeed, type Database } from '@gateway/db';
+import {
+  migrateSchema,
+  openRegistryChangeFeed,
+  type ChangeFeed,
+  type Database,
+  type RedisClient,
+} from '@gateway/db';
 import { createEdgeApp, createEdgeClients, createRedisRateLimitStore, listen } from '@gateway/edge';
 import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
 import {
@@ -45,7 +51,8 @@ export async function startGateway(options: {
   config: GatewayConfig;
   logger: Logger;
   db: Database;
-  redis?: Redis;
+  /** One server, the Sentinel master or a Cluster (connectRedis). */
+  redis?: RedisClient;
   /** Overrides config.port (tests pass 0). */
   port?: number;
   /**
@@ -126,10 +133,14 @@ function inProcess(logger: Logger, service: string, routes: ServiceRoutes): Serv
  */
 function openAuthFlowStore(
   db: Database,
-  redis: Redis | undefined,
+  redis: RedisClient | undefined,
   logger: Logger,
 ): { store: AuthFlowStore; purge: NodeJS.Timeout | undefined } {
-  if (redis !== undefined) return { store: createRedisAuthFlowStore(redis), purge: undefined };
+  if (redis !== undefined) {
+    // The store is typed for one connection; a Cluster has every command and option it uses
+    // (keyPrefix), and runs each script on the node of its keys' hash slot.
+    return { store: createRedisAuthFlowStore(redis as Redis), purge: undefined };
+  }
   const sqlStore = createSqlAuthFlowStore(db);
   const purge = setInterval(() => {
     sqlStore.purgeExpired(Date.now()).catch((error: unknown) => {

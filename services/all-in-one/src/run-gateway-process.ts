@@ -8,12 +8,15 @@ import {
   type GatewayEnvName,
 } from '@gateway/config';
 import {
+  checkRedisKeepsSessions,
   connectRedis,
   createDatabase,
   DataDirLockedError,
   lockDataDir,
   migrateSchema,
+  RedisNotDurableError,
   type Database,
+  type RedisClient,
 } from '@gateway/db';
 import { closeOnShutdownSignals } from '@gateway/rpc';
 import {
@@ -105,7 +108,9 @@ async function stopWithMessage(
  * stops before anything is touched: configuration from `env` (parsed once; every bad or
  * missing variable named in one message), PORT and the other ports free, the data folder
  * locked (embedded PGlite in GATEWAY_DATA_DIR, unless DATABASE_URL is set), then the
- * database, Redis when REDIS_URL is set, and the gateway. SIGTERM and Ctrl-C drain it.
+ * database, Redis when one is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES;
+ * in production checked to keep sessions over its restarts), and the gateway. SIGTERM and
+ * Ctrl-C drain it.
  */
 export async function runGatewayProcess(
   env: NodeJS.ProcessEnv,
@@ -189,6 +194,37 @@ async function openDatabase(
   return createDatabase({ dataDir: config.dataDir, connectTimeoutMs: config.databaseTimeoutMs });
 }
 
+/**
+ * The Redis of REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES, if any. In production it
+ * must keep the sessions over its restarts: a warning otherwise, or a stop with the reason
+ * when REDIS_REQUIRE_PERSISTENCE is true.
+ */
+async function openRedis(
+  config: GatewayConfig,
+  logger: Logger,
+  resources: OpenResources,
+): Promise<RedisClient | undefined> {
+  if (config.redis === undefined) return undefined;
+  const redis = await connectRedis({
+    ...config.redis,
+    keyPrefix: config.redisKeyPrefix,
+    timeoutMs: config.databaseTimeoutMs,
+  });
+  resources.add(() => redis.disconnect());
+  if (!config.production) return redis;
+  const checked = await checkRedisKeepsSessions(redis, {
+    required: config.redisRequirePersistence,
+    logger,
+  }).catch((error: unknown) => {
+    if (error instanceof RedisNotDurableError) return error;
+    throw error;
+  });
+  if (checked instanceof RedisNotDurableError) {
+    return stopWithMessage(checked.message, resources, logger);
+  }
+  return redis;
+}
+
 async function startServing(context: {
   config: GatewayConfig;
   logger: Logger;
@@ -201,15 +237,7 @@ async function startServing(context: {
   announce('migrating the database…');
   // startGateway migrates as well; by then it finds nothing pending.
   for (const migrations of allSchemaMigrations) await migrateSchema(db, migrations);
-  const redis =
-    config.redisUrl === undefined
-      ? undefined
-      : await connectRedis({
-          url: config.redisUrl,
-          keyPrefix: config.redisKeyPrefix,
-          timeoutMs: config.databaseTimeoutMs,
-        });
-  if (redis !== undefined) resources.add(() => redis.disconnect());
+  const redis = await openRedis(config, logger, resources);
   if (options.beforeEdge !== undefined) announce('starting the identity service…');
   const beforeEdge = await options.beforeEdge?.(config);
   if (beforeEdge !== undefined) resources.add(() => beforeEdge.close());
@@ -227,7 +255,11 @@ async function startServing(context: {
   });
   resources.add(() => gateway.close());
   logger.info(
-    { port: gateway.port, database: db.kind, store: redis === undefined ? 'sql' : 'redis' },
+    {
+      port: gateway.port,
+      database: db.kind,
+      store: redis === undefined ? 'sql' : `redis (${config.redis?.mode ?? 'single'})`,
+    },
     'gateway listening',
   );
   options.onStarted?.(gateway, config, logger);

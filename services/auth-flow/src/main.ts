@@ -1,9 +1,18 @@
 // Split mode: the auth-flow service as its own process (Connect over HTTP/2 on PORT), with
-// PostgreSQL for users and roles, Redis for transactions, handoffs and sessions, and the
+// PostgreSQL for users and roles, Redis for transactions, handoffs and sessions (one server,
+// Sentinel or Cluster; in production checked to keep them over its restarts), and the
 // registry and onboarding services over HTTP/2.
 import { createClient } from '@connectrpc/connect';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
-import { connectRedis, createDatabase, migrateSchema, openRegistryChangeFeed } from '@gateway/db';
+import {
+  checkRedisKeepsSessions,
+  connectRedis,
+  createDatabase,
+  migrateSchema,
+  openRegistryChangeFeed,
+  RedisNotDurableError,
+} from '@gateway/db';
+import type { Redis } from 'ioredis';
 import { combineRoutes, createServiceTransport, runServiceProcess } from '@gateway/rpc';
 import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
 import { createAuthFlowRoutes, createAuthFlowServiceImpl } from './auth-flow-service.js';
@@ -28,11 +37,23 @@ await runServiceProcess({
       statementTimeoutMs: config.databaseTimeoutMs,
     });
     await migrateSchema(db, authFlowMigrations);
+    // REDIS_URL is required, or REDIS_SENTINELS or REDIS_CLUSTER_NODES in its stead.
+    if (config.redis === undefined) throw new Error('No Redis is configured');
     const redis = await connectRedis({
-      url: config.redisUrl ?? '',
+      ...config.redis,
       keyPrefix: config.redisKeyPrefix,
       timeoutMs: config.databaseTimeoutMs,
     });
+    if (config.production) {
+      await checkRedisKeepsSessions(redis, {
+        required: config.redisRequirePersistence,
+        logger,
+      }).catch((error: unknown) => {
+        if (!(error instanceof RedisNotDurableError)) throw error;
+        logger.fatal(error.message);
+        process.exit(1);
+      });
+    }
     const remote = (baseUrl: string | undefined) =>
       createServiceTransport(
         { kind: 'remote', baseUrl: baseUrl ?? '' },
@@ -46,7 +67,9 @@ await runServiceProcess({
     });
     const deps = authFlowDepsFromConfig(config, {
       db,
-      store: createRedisAuthFlowStore(redis),
+      // The store is typed for one connection; a Cluster has every command and option it
+      // uses (keyPrefix), and runs each script on the node of its keys' hash slot.
+      store: createRedisAuthFlowStore(redis as Redis),
       registry: cachingRegistryAnswers(
         createClient(RegistryService, remote(config.registryServiceUrl)),
         feed,

@@ -32,12 +32,13 @@ const clients = createEdgeClients(
   },
   config.serviceCallTimeoutMs,
 );
-// Rate limit counters shared by every edge instance; without Redis, per process.
+// Rate limit counters shared by every edge instance; without Redis, per process. The Redis
+// is one server, the master Sentinel names or a Cluster (config.redis).
 const redis =
-  config.redisUrl === undefined
+  config.redis === undefined
     ? undefined
     : await connectRedis({
-        url: config.redisUrl,
+        ...config.redis,
         keyPrefix: config.redisKeyPrefix,
         timeoutMs: config.databaseTimeoutMs,
       });

@@ -74,6 +74,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{/*
+"true" when config names a Sentinel or Cluster Redis (REDIS_SENTINELS, REDIS_CLUSTER_NODES):
+then no process gets REDIS_URL (naming the Redis two ways is refused) and none requires it;
+takes the root.
+*/}}
+{{- define "gateway.redisNamedInConfig" -}}
+{{- if or .Values.config.REDIS_SENTINELS .Values.config.REDIS_CLUSTER_NODES }}true{{ end }}
+{{- end }}
+
+{{/*
 Environment variables read from Secrets; takes (dict "root" $ "required" (list ...) "optional" (list ...)).
 Each comes from secrets.refs.<NAME> when set, otherwise from key <NAME> of the Secret named
 by gateway.secretName. A required one must have a value when the chart creates the Secret.

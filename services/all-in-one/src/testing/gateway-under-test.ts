@@ -1,6 +1,6 @@
 import { loadConfig, type GatewayConfig } from '@gateway/config';
 import { generateEncryptionKeySpec } from '@gateway/crypto';
-import { createDatabase, migrateSchema, type Database } from '@gateway/db';
+import { createDatabase, migrateSchema, type Database, type RedisClient } from '@gateway/db';
 import { createLogger, type Logger } from '@gateway/telemetry';
 import {
   createTestDatabase,
@@ -10,7 +10,6 @@ import {
   type TestOpenIdProviderOptions,
   type TestDatabaseTemplate,
 } from '@gateway/testkit';
-import type { Redis } from 'ioredis';
 import { allSchemaMigrations, startGateway, type RunningGateway } from '../gateway-runtime.js';
 
 export type ApiResponse = {
@@ -92,7 +91,7 @@ export async function startGatewayUnderTest(
   env: Record<string, string> = {},
   providerOptions: TestOpenIdProviderOptions = {},
   /** A logger to read what the gateway logs (default: silent); Redis for the login state. */
-  runtime: { logger?: Logger; redis?: Redis } = {},
+  runtime: { logger?: Logger; redis?: RedisClient } = {},
 ): Promise<GatewayUnderTest> {
   const provider = await startTestOpenIdProvider({ environmentKey: 'PROD', ...providerOptions });
   const gatewayClient = provider.clients.find((client) => client.clientId === 'test-gateway');
