@@ -704,6 +704,35 @@ describe('docker-compose.yml', () => {
     expect(needs('auth-flow').sort()).toEqual(['onboarding', 'postgres', 'redis', 'registry']);
   });
 
+  it('runs Redis with its append-only file synced every second on a volume, and auth-flow requires it', () => {
+    const redis = serviceNamed('redis');
+    const command = asList(redis?.definition.command, 'redis command').map((part) =>
+      asString(part, 'redis command part'),
+    );
+    expect(command[0]).toBe('redis-server');
+    const setting = (name: string) => command[command.indexOf(`--${name}`) + 1];
+    expect({ appendonly: setting('appendonly'), appendfsync: setting('appendfsync') }).toEqual({
+      appendonly: 'yes',
+      appendfsync: 'everysec',
+    });
+    // The official image's data folder (where the AOF goes) is a named volume.
+    const mounts = asList(redis?.definition.volumes, 'redis volumes').map((volume) =>
+      asString(volume, 'redis volume').split(':'),
+    );
+    const data = mounts.find(([, target]) => target === '/data');
+    expect(data?.[0]).toMatch(/^[a-z][a-z0-9-]*$/);
+    expect(Object.keys(asMap(compose.volumes, 'volumes'))).toContain(data?.[0]);
+    const authFlow = serviceNamed('auth-flow');
+    expect(new URL(authFlow?.environment.REDIS_URL ?? 'missing:').hostname).toBe('redis');
+    const env = Object.fromEntries(
+      Object.entries(authFlow?.environment ?? {}).map(([key, value]) => [
+        key,
+        withComposeDefaults(value),
+      ]),
+    );
+    expect(loadConfig(env).redisRequirePersistence).toBe(true);
+  });
+
   it('sends every trace to the collector, which forwards it to Jaeger', () => {
     const endpoints = new Set(
       gatewayServices.map((service) => service.environment.OTEL_EXPORTER_OTLP_ENDPOINT),

@@ -2034,4 +2034,12 @@ describe('the chart with a Sentinel or Cluster Redis', () => {
       });
     }
   });
+
+  it('says in values.yaml how Redis keeps the sessions, pointing at the operations guide', () => {
+    const values = readRepoFile('deploy/helm/gateway/values.yaml');
+    expect(values).toContain('appendonly yes, appendfsync everysec');
+    expect(values).toContain('REDIS_REQUIRE_PERSISTENCE');
+    expect(values).toContain('docs/operations.md, "Redis"');
+    expect(readRepoFile('docs/operations.md')).toMatch(/^## Redis$/m);
+  });
 });
