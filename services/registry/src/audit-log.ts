@@ -90,18 +90,33 @@ export async function appendAuditRecord(
   });
 }
 
+/** What a page of the audit log is narrowed to; every filter given must match. */
+export type AuditQuery = {
+  kind?: string;
+  targetKey?: string;
+  /** The actor's subject, e-mail (any case) or client id, as the record stores it. */
+  actor?: string;
+  /** Records whose target is this platform. */
+  platformKey?: string;
+  /** Created at or after. */
+  from?: Date;
+  /** Created at or before. */
+  to?: Date;
+  page: number;
+  pageSize: number;
+};
+
+/**
+ * One page of matching records, newest first, and how many match. Each filter has an index
+ * (migrations 0001 and 0004): the actor's subject, lower-case e-mail and client id, the
+ * target key, and the creation time.
+ */
 export async function listAuditRecords(
   knex: Knex,
-  query: { kind?: string; targetKey?: string; page: number; pageSize: number },
+  query: AuditQuery,
 ): Promise<{ items: AuditRecordRow[]; total: number }> {
-  const filtered = () => {
-    const builder = knex(table);
-    if (query.kind !== undefined) builder.where('kind', query.kind);
-    if (query.targetKey !== undefined) builder.where('target_key', query.targetKey);
-    return builder;
-  };
-  const [countRow] = await filtered().count({ count: '*' });
-  const items = (await filtered()
+  const [countRow] = await matchingAuditRecords(knex, query).count({ count: '*' });
+  const items = (await matchingAuditRecords(knex, query)
     .select('*')
     .orderBy([
       { column: 'created_at', order: 'desc' },
@@ -110,4 +125,28 @@ export async function listAuditRecords(
     .limit(query.pageSize)
     .offset((query.page - 1) * query.pageSize)) as AuditRecordRow[];
   return { items, total: toCount(countRow?.count) };
+}
+
+/** The records that match every filter of `query` (not yet ordered or paged). */
+export function matchingAuditRecords(knex: Knex, query: Omit<AuditQuery, 'page' | 'pageSize'>) {
+  const builder = knex(table);
+  if (query.kind !== undefined) builder.where('kind', query.kind);
+  if (query.targetKey !== undefined) builder.where('target_key', query.targetKey);
+  if (query.actor !== undefined) whereActor(builder, query.actor);
+  if (query.platformKey !== undefined) {
+    builder.where({ target_type: 'platform', target_key: query.platformKey });
+  }
+  if (query.from !== undefined) builder.where('created_at', '>=', query.from);
+  if (query.to !== undefined) builder.where('created_at', '<=', query.to);
+  return builder;
+}
+
+/** The expressions of the actor indexes (0004-audit-filter-indexes.ts), written the same. */
+function whereActor(builder: Knex.QueryBuilder, actor: string): void {
+  builder.where((either) =>
+    either
+      .whereRaw("(actor->>'subject') = ?", [actor])
+      .orWhereRaw("lower(actor->>'email') = lower(?)", [actor])
+      .orWhereRaw("(actor->>'clientId') = ?", [actor]),
+  );
 }

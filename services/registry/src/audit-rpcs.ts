@@ -45,11 +45,26 @@ function listAuditRecordsRpc(deps: RegistryDeps): Rpcs['listAuditRecords'] {
     const { items, total } = await listAuditRecords(deps.db.knex, {
       ...(request.kind === undefined ? {} : { kind: request.kind }),
       ...(request.targetKey === undefined ? {} : { targetKey: request.targetKey }),
+      ...(request.actor === undefined ? {} : { actor: request.actor }),
+      ...(request.platformKey === undefined ? {} : { platformKey: request.platformKey }),
+      ...(request.createdFrom === undefined
+        ? {}
+        : { from: instantOf(request.createdFrom, 'createdFrom') }),
+      ...(request.createdTo === undefined ? {} : { to: instantOf(request.createdTo, 'createdTo') }),
       page,
       pageSize,
     });
     return { items: items.map(auditRecordMessage), total, page, pageSize };
   };
+}
+
+/** An ISO 8601 instant of a request (the edge checked its form; this checks any caller). */
+function instantOf(text: string, name: string): Date {
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime())) {
+    throw new GatewayError('VALIDATION_ERROR', `${name} is not an ISO 8601 instant.`);
+  }
+  return at;
 }
 
 /** Records an event of another service; kinds the registry records itself are refused. */

@@ -182,7 +182,7 @@ export type paths = {
     };
     /**
      * List audit records, newest first.
-     * @description Filter by `kind` and `targetKey`: a platform or environment key, a user's e-mail, or for `platform.authentication_failed` the presented client id or the source address.
+     * @description Filter by `kind` and `targetKey`: a platform or environment key, a user's e-mail, or for `platform.authentication_failed` the presented client id or the source address; by `actor`, `platform` and the time span `from`-`to`. Filters combine; the total counts the matching records.
      */
     get: operations['listAuditRecords'];
     put?: never;
@@ -2577,6 +2577,10 @@ export interface operations {
   listAuditRecords: {
     parameters: {
       query?: {
+        /** @description Who acted, as the record stores it: the actor's subject (a user id, or a part of the gateway such as `edge`), e-mail (any case) or client id. */
+        actor?: string;
+        /** @description Records created at or after this ISO 8601 instant. */
+        from?: string;
         kind?:
           | 'user_role.bootstrapped'
           | 'user_role.granted'
@@ -2604,7 +2608,11 @@ export interface operations {
           | 'admin.cookie_used';
         page?: number;
         pageSize?: number;
+        /** @description Records about this platform (its key): its changes, keys and sign-ins. */
+        platform?: string;
         targetKey?: string;
+        /** @description Records created at or before this ISO 8601 instant. */
+        to?: string;
       };
       header?: never;
       path?: never;

@@ -13,7 +13,9 @@ const listAuditRecords = defineOperation({
   summary: 'List audit records, newest first.',
   description:
     "Filter by `kind` and `targetKey`: a platform or environment key, a user's e-mail, or " +
-    'for `platform.authentication_failed` the presented client id or the source address.',
+    'for `platform.authentication_failed` the presented client id or the source address; ' +
+    'by `actor`, `platform` and the time span `from`-`to`. Filters combine; the total counts ' +
+    'the matching records.',
   tags: ['Audit'],
   query: ListAuditRecordsQuery,
   responses: {
@@ -24,6 +26,10 @@ const listAuditRecords = defineOperation({
     const answer = await services.clients.registry.listAuditRecords({
       kind: query.kind,
       targetKey: query.targetKey,
+      actor: query.actor,
+      platformKey: query.platform,
+      createdFrom: query.from,
+      createdTo: query.to,
       page: query.page,
       pageSize: query.pageSize,
     });

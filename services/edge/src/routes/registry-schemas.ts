@@ -82,10 +82,29 @@ export const ListAuditRecordsQuery = z
   .object({
     kind: auditRecordKind.optional(),
     targetKey: storedText().min(1).max(100).optional(),
+    actor: storedText()
+      .min(1)
+      .max(320)
+      .optional()
+      .describe(
+        "Who acted, as the record stores it: the actor's subject (a user id, or a part of " +
+          'the gateway such as `edge`), e-mail (any case) or client id.',
+      ),
+    platform: z
+      .string()
+      .regex(PLATFORM_KEY_PATTERN)
+      .optional()
+      .describe('Records about this platform (its key): its changes, keys and sign-ins.'),
+    from: timestamp.optional().describe('Records created at or after this ISO 8601 instant.'),
+    to: timestamp.optional().describe('Records created at or before this ISO 8601 instant.'),
     page: z.coerce.number().int().min(1).max(1_000_000).default(1),
     pageSize: z.coerce.number().int().min(1).max(100).default(25),
   })
-  .strict();
+  .strict()
+  .refine((query) => !(query.from && query.to && Date.parse(query.from) > Date.parse(query.to)), {
+    path: ['to'],
+    message: 'must not be before `from`',
+  });
 
 // ---- Request bodies ----
 
