@@ -8,6 +8,7 @@ import {
 import {
   Code,
   ConnectError,
+  createContextKey,
   createContextValues,
   type CallOptions,
   type Client,
@@ -30,6 +31,11 @@ type DirectClientOptions = {
 /** The signal of calls whose caller passed none: the deadline is a timer, not a signal. */
 const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
+/** A call's deadline (epoch ms), which the implementation reads as `context.timeoutMs()`. */
+const callDeadline = createContextKey<number | undefined>(undefined, {
+  description: 'deadline of a direct call',
+});
+
 /**
  * A Client of `service` whose unary calls go straight to `implementation` in this process: the
  * request message is handed to the method and its answer handed back, neither encoded nor
@@ -38,8 +44,9 @@ const NEVER_ABORTED: AbortSignal = new AbortController().signal;
  * (tracing, as createServiceTransport's) run around the deadline, the server interceptors
  * around the implementation, as over the wire, so spans and errors are those of split mode.
  * At the deadline the caller gets DEADLINE_EXCEEDED; the implementation is not told (its
- * signal never aborts), and PostgreSQL and Redis bound their own waits. Streaming methods,
- * and methods left out, answer UNIMPLEMENTED.
+ * signal never aborts), and PostgreSQL and Redis bound their own waits. It may read the time
+ * left (`context.timeoutMs()`), as over the wire, to stop work whose caller has gone.
+ * Streaming methods, and methods left out, answer UNIMPLEMENTED.
  */
 export function createDirectClient<S extends DescService>(
   service: S,
@@ -78,6 +85,8 @@ function directCall(
   });
   return async (input, callOptions = {}) => {
     const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs;
+    const contextValues = callOptions.contextValues ?? createContextValues();
+    if (timeoutMs > 0) contextValues.set(callDeadline, Date.now() + timeoutMs);
     const call = chain(options.clientInterceptors, (request) =>
       withDeadline(serve(request), timeoutMs, request.signal),
     );
@@ -89,7 +98,7 @@ function directCall(
       url,
       signal: callOptions.signal ?? NEVER_ABORTED,
       header: new Headers(callOptions.headers),
-      contextValues: callOptions.contextValues ?? createContextValues(),
+      contextValues,
       message: isMessage(input, method.input) ? input : create(method.input, input as never),
     } as UnaryRequest);
     callOptions.onHeader?.(response.header);
@@ -108,6 +117,7 @@ function chain(interceptors: readonly Interceptor[], call: UnaryCall): UnaryCall
 
 /** What an implementation may read of its call; nothing in this process aborts it. */
 function handlerContext(request: UnaryRequest): HandlerContext {
+  const deadline = request.contextValues.get(callDeadline);
   return {
     service: request.service,
     method: request.method,
@@ -115,7 +125,7 @@ function handlerContext(request: UnaryRequest): HandlerContext {
     requestMethod: request.requestMethod,
     url: request.url,
     signal: NEVER_ABORTED,
-    timeoutMs: () => undefined,
+    timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
     requestHeader: request.header,
     responseHeader: new Headers(),
     responseTrailer: new Headers(),

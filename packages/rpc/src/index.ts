@@ -4,6 +4,7 @@ export {
   type ReadinessProbe,
   type ReadinessReport,
 } from './health-service.js';
+export { callerDeadline } from './caller-deadline.js';
 export { createDirectClient } from './direct-client.js';
 export { combineRoutes, createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
 export { startServiceServer, type ServiceServer } from './service-server.js';

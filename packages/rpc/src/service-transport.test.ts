@@ -22,6 +22,7 @@ import {
 import { GatewayError, fromConnectError } from '@gateway/errors';
 import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/telemetry';
 import { createMemoryLog, createMemorySpans, waitForSpans } from '@gateway/telemetry/testing';
+import { callerDeadline } from './caller-deadline.js';
 import { createDirectClient } from './direct-client.js';
 import { createHealthRoutes } from './health-service.js';
 import { combineRoutes, createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
@@ -48,6 +49,8 @@ function deferred() {
 let slowGate = deferred();
 /** What the handler saw of its request headers, per call. */
 const seenHeaders: Headers[] = [];
+/** The caller's deadline as the handler saw it, per call. */
+const seenDeadlines: Array<number | undefined> = [];
 
 /**
  * A small registry: GetIdentityEnvironment only (the other methods are left out on purpose),
@@ -56,6 +59,7 @@ const seenHeaders: Headers[] = [];
 const registryImpl: Partial<ServiceImpl<typeof RegistryService>> = {
   async getIdentityEnvironment(request, context) {
     seenHeaders.push(context.requestHeader);
+    seenDeadlines.push(callerDeadline(context));
     context.responseHeader.set('x-served-by', 'test-registry');
     switch (request.environmentKey) {
       case 'INACTIVE':
@@ -133,6 +137,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   seenHeaders.length = 0;
+  seenDeadlines.length = 0;
   log.raw.length = 0;
   spans.exporter.reset();
 });
@@ -238,6 +243,22 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
     // The client tracing interceptor's trace context reaches the server.
     expect(seenHeaders[0]?.get('traceparent')).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
     expect(responseHeader?.get('x-served-by')).toBe('test-registry');
+  });
+
+  it("gives the handler its caller's deadline (callerDeadline): the transport's time-out, or the call's own", async () => {
+    const before = Date.now();
+    await registryClient(mode).getIdentityEnvironment({ environmentKey: 'STAGING' });
+    await registryClient(mode).getIdentityEnvironment(
+      { environmentKey: 'STAGING' },
+      { timeoutMs: 60_000 },
+    );
+    const after = Date.now();
+    const [transportDefault, perCall] = seenDeadlines;
+    // Seconds of room: the deadline is the call's start plus its time-out.
+    expect(transportDefault).toBeGreaterThan(before + TIMEOUT_MS - 2_000);
+    expect(transportDefault).toBeLessThanOrEqual(after + TIMEOUT_MS);
+    expect(perCall).toBeGreaterThan(before + 60_000 - 2_000);
+    expect(perCall).toBeLessThanOrEqual(after + 60_000);
   });
 
   it('answers Unimplemented for a method the implementation left out', async () => {
