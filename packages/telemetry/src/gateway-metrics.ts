@@ -34,7 +34,8 @@ function createInstruments(): GatewayInstruments {
       description: 'Completed sign-in callbacks by outcome: handoff, onboarding_*, or error code.',
     }),
     handoffRedemptions: meter.createCounter('gateway.handoff.redemptions', {
-      description: 'Handoff code exchanges by result: redeemed or refused.',
+      description:
+        'Handoff code exchanges by result: redeemed, repeated (the same answer again) or refused.',
     }),
     introspectResults: meter.createCounter('gateway.introspect.results', {
       description: 'Session introspections by answer (active true or false).',
@@ -67,8 +68,11 @@ export function resetGatewayInstruments(): void {
 }
 
 // Constant attribute sets of the bounded counters: recording allocates nothing.
-const redeemed: Attributes = { result: 'redeemed' };
-const refused: Attributes = { result: 'refused' };
+const redemptionResults = {
+  redeemed: { result: 'redeemed' },
+  repeated: { result: 'repeated' },
+  refused: { result: 'refused' },
+} satisfies Record<string, Attributes>;
 const active: Attributes = { active: true };
 const inactive: Attributes = { active: false };
 const dependencyAttributes: Record<DependencyName, Attributes> = {
@@ -110,9 +114,12 @@ export const gatewayMetrics = {
   recordSignInOutcome(outcome: string): void {
     gatewayInstruments().signInOutcomes.add(1, signInOutcomeAttributes(outcome));
   },
-  /** `gateway.handoff.redemptions`. */
-  recordHandoffRedemption(result: 'redeemed' | 'refused'): void {
-    gatewayInstruments().handoffRedemptions.add(1, result === 'redeemed' ? redeemed : refused);
+  /**
+   * `gateway.handoff.redemptions`: `repeated` is a code its platform exchanged again and got
+   * the first answer (spec 4.4; a retry after a lost answer).
+   */
+  recordHandoffRedemption(result: keyof typeof redemptionResults): void {
+    gatewayInstruments().handoffRedemptions.add(1, redemptionResults[result]);
   },
   /** `gateway.introspect.results`. */
   recordIntrospectResult(isActive: boolean): void {

@@ -322,7 +322,7 @@ describe('what the callback refuses (spec 4.4)', () => {
     expect((await visit(browser, callbackUrl)).status).toBe(302);
   });
 
-  it('refuses a reused code with the gateway code NOT_FOUND', async () => {
+  it('answers a repeated callback the same session until it is signed out, then refuses the code with NOT_FOUND', async () => {
     const { platform } = sdk();
     serve(platform);
     const browser = newBrowser();
@@ -334,6 +334,10 @@ describe('what the callback refuses (spec 4.4)', () => {
     const first = await platform.handleCallback(request);
     expect(first.result.user.sub).toBe('user-1');
     expect(first.clearCookie).toBe('gw_login_pending=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax');
+    // A retry (the first answer lost) gets the same session (docs/decisions.md).
+    expect((await platform.handleCallback(request)).result).toEqual(first.result);
+    const { gatewayToken } = first.result.session;
+    await platform.logout({ gatewayToken, origin: appOrigin });
     const reused = await failureOf(platform.handleCallback(request));
     expect(reused).toMatchObject({ code: 'NOT_FOUND', status: 404 });
 

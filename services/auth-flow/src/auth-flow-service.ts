@@ -1,6 +1,7 @@
 import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import { AuthFlowService, type ProvisionTokenUserRequest } from '@gateway/contracts';
 import {
+  callerDeadline,
   combineRoutes,
   createHealthRoutes,
   type ReadinessProbe,
@@ -45,11 +46,14 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
         }),
       };
     },
-    exchangeHandoff: (request) =>
+    // The redeem takes the caller's deadline along: once the edge has answered 503, a late
+    // redeem must leave the code for the platform's retry.
+    exchangeHandoff: (request, context) =>
       handoff.exchange({
         code: request.code,
         platformKey: request.platformKey,
         callbackUrl: request.callbackUrl,
+        deadline: callerDeadline(context),
       }),
     introspectSession: (request) =>
       handoff.introspect({ token: request.token, platformKey: request.platformKey }),

@@ -3,6 +3,7 @@ import { createLoginFlowTables } from './migrations/0001-create-login-flow-table
 import { createUsersAndRoles } from './migrations/0002-create-users-and-roles.js';
 import { notifyUserStatus } from './migrations/0003-notify-user-status.js';
 import { addHotPathSnapshots } from './migrations/0004-add-hot-path-snapshots.js';
+import { keepRedeemedHandoffToken } from './migrations/0005-keep-redeemed-handoff-token.js';
 
 /**
  * The auth-flow service's PostgreSQL schema `authflow` (local users, roles; and, in the
@@ -16,5 +17,6 @@ export const authFlowMigrations: SchemaMigrations = {
     '20261201_0002_create_users_and_roles': createUsersAndRoles,
     '20261201_0003_notify_user_status': notifyUserStatus,
     '20261201_0004_add_hot_path_snapshots': addHotPathSnapshots,
+    '20261201_0005_keep_redeemed_handoff_token': keepRedeemedHandoffToken,
   },
 };

@@ -266,8 +266,48 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     // in production, docs/decisions.md).
     expect(made).toEqual(['getPlatformSessionPolicy']);
     // The one atomic redeem: a statement of the SQL store, a Lua script on Redis.
-    expect(ran).toEqual(store.kind === 'sql' ? [expect.stringMatching(/^with redeemed as/)] : []);
+    expect(ran).toEqual(store.kind === 'sql' ? [expect.stringMatching(/^with target as/)] : []);
+    // Asked again, it answers the same, the same way.
+    const again = await counting(() => exchange(code));
+    expect(again.answer).toEqual(answer);
+    expect(again.statements).toHaveLength(ran.length);
+    expect(again.calls).toEqual(made);
+  });
+
+  it('a repeated exchange answers the first answer, the same session and gateway token, until the session is signed out (spec 4.4, 3.3)', async () => {
+    const user = await newUser();
+    const { session, token, code } = await resumed(user);
+    const first = await exchange(code);
+    expect(first.session).toEqual({
+      id: session.id,
+      expiresAt: new Date(session.expiresAt).toISOString(),
+      gatewayToken: token,
+    });
+    await expect(exchange(code)).resolves.toEqual(first);
+    await expect(exchange(code)).resolves.toEqual(first);
+
+    // A signed-out session is not handed out again.
+    await store.revokeSession(hashToken(token), Date.now());
     expect(await refusal(exchange(code))).toBe('NOT_FOUND');
+  });
+
+  it("an exchange that reaches the store after its caller's deadline answers 503 SERVICE_UNAVAILABLE and leaves the code for the retry", async () => {
+    const user = await newUser();
+    const { session, code } = await resumed(user);
+    const late = handoff.exchange({
+      code,
+      platformKey: 'SHOP',
+      callbackUrl: CALLBACK,
+      deadline: Date.now() - MINUTE,
+    });
+    expect(await refusal(late)).toBe('SERVICE_UNAVAILABLE');
+    const retried = await handoff.exchange({
+      code,
+      platformKey: 'SHOP',
+      callbackUrl: CALLBACK,
+      deadline: Date.now() + MINUTE,
+    });
+    expect(retried.session.id).toBe(session.id);
   });
 
   it('the exchange refuses a code whose session was signed out since issuance, and the code is spent (spec 3.2, 3.3)', async () => {
@@ -301,7 +341,11 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
       await refusal(handoff.exchange({ code, platformKey: 'OTHER', callbackUrl: CALLBACK })),
     ).toBe('NOT_FOUND');
     expect((await exchange(code)).platformKey).toBe('SHOP');
-    expect(await refusal(exchange(code))).toBe('NOT_FOUND');
+    // After the redeem as before it.
+    expect(
+      await refusal(handoff.exchange({ code, platformKey: 'OTHER', callbackUrl: CALLBACK })),
+    ).toBe('NOT_FOUND');
+    expect((await exchange(code)).platformKey).toBe('SHOP');
   });
 
   it('introspection answers from the session record and one read of the status; a suspended or deleted user is inactive at the next call (spec 4.5)', async () => {
@@ -335,16 +379,20 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     ).toBe('CONFLICT');
   });
 
-  it('keeps the pending session token encrypted in the stored handoff, and no other secret (spec 2.9)', async () => {
+  it('keeps the session token encrypted in the stored handoff, pending and redeemed, and no other secret (spec 2.9)', async () => {
     const user = await newUser();
     const { token, code } = await resumed(user);
     const codeHash = hashToken(code);
-    const stored =
+    const stored = async () =>
       store.kind === 'sql'
         ? JSON.stringify(await db.knex('authflow.handoffs').where({ code_hash: codeHash }).first())
         : await redis.redis.get(`ho:${codeHash}`);
-    expect(stored).toContain(hashToken(token));
-    expect(stored).not.toContain(token);
-    expect(stored).not.toContain(code);
+    const pending = await stored();
+    await exchange(code);
+    for (const value of [pending, await stored()]) {
+      expect(value).toContain(hashToken(token));
+      expect(value).not.toContain(token);
+      expect(value).not.toContain(code);
+    }
   });
 });

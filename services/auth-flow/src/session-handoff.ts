@@ -15,7 +15,13 @@ type HandoffDeps = Pick<AuthFlowDeps, 'store' | 'keyring' | 'registry' | 'db' | 
   now: () => Date;
 };
 
-type ExchangeRequest = { code: string; platformKey: string; callbackUrl: string };
+type ExchangeRequest = {
+  code: string;
+  platformKey: string;
+  callbackUrl: string;
+  /** When the caller stops waiting (epoch ms): the RPC's deadline; undefined when it has none. */
+  deadline?: number | undefined;
+};
 type IntrospectRequest = { token: string; platformKey: string };
 
 /** Spec 4.4 (exchange) and 4.5 (introspect): what a platform backend asks of a login. */
@@ -29,23 +35,28 @@ export function createSessionHandoff(deps: AuthFlowDeps) {
 
 const invalidCode = () => new GatewayError('NOT_FOUND', 'Invalid, expired or used handoff code.');
 
+/** What a store time-out answers (the services' error interceptor): 503, to be retried. */
+const tooLate = () =>
+  new GatewayError('SERVICE_UNAVAILABLE', 'A gateway dependency is unavailable.');
+
 /**
- * Redeems a handoff code once. The code must have been sent to the callback the presenting
- * key serves (spec 4.4, 5: a key of one pair cannot redeem codes of another); a code
- * presented by the wrong key answers 404 and stays redeemable by the right one.
- * `permissions` are those the session can exercise (docs/decisions.md): empty unless the
- * platform is an admin console.
+ * Redeems a handoff code. The code must have been sent to the callback the presenting key
+ * serves (spec 4.4, 5: a key of one pair cannot redeem codes of another); a code presented by
+ * the wrong key answers 404 and stays redeemable by the right one. The right key may repeat
+ * the exchange until the code expires and gets the same answer (docs/decisions.md), so a
+ * platform that got a 503 or no answer can retry. `permissions` are those the session can
+ * exercise (docs/decisions.md): empty unless the platform is an admin console.
  */
 async function exchange(deps: HandoffDeps, request: ExchangeRequest): Promise<ExchangeAnswer> {
   try {
-    const answer = await redeem(deps, request);
+    const { answer, repeated } = await redeem(deps, request);
     const permissions = await exercisablePermissions(deps.registry, {
       platformKey: answer.platformKey,
       createdAt: undefined,
       permissions: answer.permissions,
     });
     if (permissions === undefined) throw invalidCode();
-    gatewayMetrics.recordHandoffRedemption('redeemed');
+    gatewayMetrics.recordHandoffRedemption(repeated ? 'repeated' : 'redeemed');
     return { ...answer, permissions };
   } catch (error) {
     gatewayMetrics.recordHandoffRedemption('refused');
@@ -54,23 +65,29 @@ async function exchange(deps: HandoffDeps, request: ExchangeRequest): Promise<Ex
 }
 
 /**
- * One atomic step: spends the code and reads its session, refused when the session was
- * revoked or expired since issuance (spec 3.2, 3.3), or when the code was sent to another
- * platform or callback (which leaves it unspent). The answer comes from the handoff's
+ * One atomic step: redeems the code and reads its session, refused when the session was
+ * revoked or expired since issuance (spec 3.2, 3.3: a session signed out is not revived by a
+ * repeated exchange either), or when the code was sent to another platform or callback (which
+ * leaves it as it was). A redeem that reaches the store after the caller's deadline changes
+ * nothing and answers 503 like a store time-out. The answer comes from the handoff's
  * snapshot and the live session, with no other read.
  */
-async function redeem(deps: HandoffDeps, request: ExchangeRequest): Promise<ExchangeAnswer> {
-  const handoff = await deps.store.redeemHandoff(hashToken(request.code), deps.now().getTime(), {
-    platformKey: request.platformKey,
-    callbackUrl: request.callbackUrl,
-  });
+async function redeem(deps: HandoffDeps, request: ExchangeRequest) {
+  const handoff = await deps.store.redeemHandoff(
+    hashToken(request.code),
+    deps.now().getTime(),
+    { platformKey: request.platformKey, callbackUrl: request.callbackUrl },
+    request.deadline,
+  );
+  if (handoff === 'too_late') throw tooLate();
   if (handoff?.session === undefined) throw invalidCode();
   const { session } = handoff;
   const sessionToken = deps.keyring.decryptString(
     handoff.sessionTokenEncrypted,
     `handoff:${handoff.codeHash}`,
   );
-  return exchangeAnswerOf({ ...handoff, session }, sessionToken);
+  const answer = exchangeAnswerOf({ ...handoff, session }, sessionToken);
+  return { answer, repeated: handoff.repeated === true };
 }
 
 /**

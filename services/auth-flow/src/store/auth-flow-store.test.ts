@@ -3,7 +3,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AuthFlowStore, SessionRecord, TransactionRecord } from './auth-flow-store.js';
+import type {
+  AuthFlowStore,
+  RedeemAnswer,
+  RedeemedHandoff,
+  SessionRecord,
+  TransactionRecord,
+} from './auth-flow-store.js';
 import {
   MINUTE,
   newHandoff,
@@ -37,6 +43,13 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         call(opened.peers[index % opened.peers.length] ?? store),
       ),
     );
+  }
+
+  /** A redeem's answer that is a handoff (or undefined), for reading its fields. */
+  async function redeemed(answer: Promise<RedeemAnswer>): Promise<RedeemedHandoff | undefined> {
+    const value = await answer;
+    if (value === 'too_late') throw new Error('The redeem answered too_late');
+    return value;
   }
 
   /** A transaction that was created and consumed, as the callback leaves it. */
@@ -296,10 +309,10 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       for (const stranger of strangers) {
         await expect(store.redeemHandoff(handoff.codeHash, now, stranger)).resolves.toBe(undefined);
       }
-      const redeemed = await store.redeemHandoff(handoff.codeHash, now, own);
-      expect(redeemed?.codeHash).toBe(handoff.codeHash);
-      expect(redeemed?.session?.permissions).toEqual(session.permissions);
-      await expect(store.redeemHandoff(handoff.codeHash, now, own)).resolves.toBe(undefined);
+      const first = await redeemed(store.redeemHandoff(handoff.codeHash, now, own));
+      expect(first?.codeHash).toBe(handoff.codeHash);
+      expect(first?.session?.permissions).toEqual(session.permissions);
+      expect(first?.repeated).toBe(undefined);
     });
 
     it(`${CONCURRENT_CALLS} concurrent redeemHandoff calls of one code over separate connections: exactly one wins`, async () => {
@@ -533,9 +546,6 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         ...handoff,
         session: { expiresAt: session.expiresAt, permissions: session.permissions },
       });
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff))).resolves.toBe(
-        undefined,
-      );
     });
 
     it('redeemHandoff answers the permissions as they are now: stripped since issuance means none (spec 3.3)', async () => {
@@ -547,8 +557,10 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
       await store.stripUserPermissions(session.userId);
 
-      const redeemed = await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
-      expect(redeemed?.session).toEqual({ expiresAt: session.expiresAt, permissions: [] });
+      const answer = await redeemed(
+        store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+      );
+      expect(answer?.session).toEqual({ expiresAt: session.expiresAt, permissions: [] });
     });
 
     it('redeemHandoff refuses, and spends, a code whose session was revoked or expired since issuance', async () => {
@@ -590,7 +602,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       );
     });
 
-    it(`${CONCURRENT_CALLS} concurrent redeems of a code naming its session: exactly one wins`, async () => {
+    it(`${CONCURRENT_CALLS} concurrent redeems of a code naming its session: exactly one redeems it, every other call repeats that answer`, async () => {
       const now = Date.now();
       const transaction = await consumedTransaction(now);
       const session = newSession(now);
@@ -601,9 +613,110 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const results = await spread((peer) =>
         peer.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
       );
-      expect(results.filter((result) => result !== undefined)).toEqual([
-        { ...handoff, session: { expiresAt: session.expiresAt, permissions: session.permissions } },
-      ]);
+      const answer = {
+        ...handoff,
+        session: { expiresAt: session.expiresAt, permissions: session.permissions },
+      };
+      const repeats = results.filter((result) => typeof result === 'object' && result.repeated);
+      expect(results.filter((result) => !repeats.includes(result))).toEqual([answer]);
+      expect(repeats).toHaveLength(CONCURRENT_CALLS - 1);
+      for (const repeat of repeats) expect(repeat).toEqual({ ...answer, repeated: true });
+    });
+  });
+
+  describe('a repeated redeem and the caller deadline (spec 4.4, docs/decisions.md)', () => {
+    /** A pending handoff naming a live session, and the answer its redeem gives. */
+    async function issuedWithSession(now: number) {
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now);
+      await store.createSession(session);
+      const handoff = handoffOf(transaction, session, now);
+      await store.issueHandoff(handoff);
+      const answer = {
+        ...handoff,
+        session: { expiresAt: session.expiresAt, permissions: session.permissions },
+      };
+      return { handoff, session, answer, presenter: presenterOf(handoff) };
+    }
+
+    it("answers the code's presenter the same record again, marked repeated, until the handoff expires (exact to the millisecond)", async () => {
+      const now = Date.now();
+      const { handoff, answer, presenter } = await issuedWithSession(now);
+
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual(answer);
+      for (const at of [now, now + 1_000, handoff.expiresAt - 1]) {
+        await expect(store.redeemHandoff(handoff.codeHash, at, presenter)).resolves.toEqual({
+          ...answer,
+          repeated: true,
+        });
+      }
+      await expect(
+        store.redeemHandoff(handoff.codeHash, handoff.expiresAt, presenter),
+      ).resolves.toBe(undefined);
+    });
+
+    it("answers another platform's or callback's presenter undefined after the redeem as before it, and the code's own presenter still gets its answer", async () => {
+      const now = Date.now();
+      const { handoff, answer, presenter } = await issuedWithSession(now);
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual(answer);
+
+      for (const stranger of [
+        { ...presenter, platformKey: `${presenter.platformKey}_OTHER` },
+        { ...presenter, callbackUrl: `${presenter.callbackUrl}/other` },
+      ]) {
+        await expect(store.redeemHandoff(handoff.codeHash, now, stranger)).resolves.toBe(undefined);
+      }
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual({
+        ...answer,
+        repeated: true,
+      });
+    });
+
+    it('answers a repeat the permissions as they are now, and nothing once the session was revoked: the code does not come back', async () => {
+      const now = Date.now();
+      const { handoff, session, answer, presenter } = await issuedWithSession(now);
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual(answer);
+
+      await store.stripUserPermissions(session.userId);
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual({
+        ...answer,
+        session: { expiresAt: session.expiresAt, permissions: [] },
+        repeated: true,
+      });
+      await store.revokeSession(session.tokenHash, now);
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toBe(undefined);
+    });
+
+    it("answers too_late and changes nothing once the caller's deadline has passed by the store's clock; a redeem in time is then the first", async () => {
+      const now = Date.now();
+      const { handoff, answer, presenter } = await issuedWithSession(now);
+      const passed = () => Date.now() - MINUTE;
+      const ahead = () => Date.now() + MINUTE;
+
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, passed())).resolves.toBe(
+        'too_late',
+      );
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, ahead())).resolves.toEqual(
+        answer,
+      );
+      // Too late for a repeat as well; in time, the repeat answers.
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, passed())).resolves.toBe(
+        'too_late',
+      );
+      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, ahead())).resolves.toEqual(
+        { ...answer, repeated: true },
+      );
+
+      // A single-use handoff (naming no session) is not spent by a late redeem either.
+      const transaction = await consumedTransaction(now);
+      const single = newHandoff(transaction, now);
+      await store.issueHandoff(single);
+      await expect(
+        store.redeemHandoff(single.codeHash, now, presenterOf(single), passed()),
+      ).resolves.toBe('too_late');
+      await expect(
+        store.redeemHandoff(single.codeHash, now, presenterOf(single), ahead()),
+      ).resolves.toEqual(single);
     });
   });
 
@@ -807,8 +920,11 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         ).resolves.toBe(undefined);
       }
       expect(
-        (await store.redeemHandoff(winner.handoff.codeHash, now, presenterOf(winner.handoff)))
-          ?.codeHash,
+        (
+          await redeemed(
+            store.redeemHandoff(winner.handoff.codeHash, now, presenterOf(winner.handoff)),
+          )
+        )?.codeHash,
       ).toBe(winner.handoff.codeHash);
     });
 

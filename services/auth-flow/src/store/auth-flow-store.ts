@@ -48,7 +48,10 @@ export type HandoffRecord = {
   callbackUrl: string;
   userId: string;
   sessionId: string;
-  /** The pending session token, encrypted at rest. */
+  /**
+   * The session token, encrypted at rest (bound to `handoff:<codeHash>`): while pending, and
+   * after a redeem until expiresAt, so a repeated redeem answers the same token.
+   */
   sessionTokenEncrypted: string;
   /**
    * SHA-256 of the pending session token (the session's lookup key, not a secret): the redeem
@@ -88,11 +91,20 @@ export type HandoffPresenter = { platformKey: string; callbackUrl: string };
 
 /**
  * A redeemed handoff. `session` is present when the handoff names its session
- * (`sessionTokenHash`): the session as it is at the redeem, live by construction.
+ * (`sessionTokenHash`): the session as it is at the redeem, live by construction. `repeated`
+ * is present when the same presenter redeemed the code before: the answer is that redeem's.
  */
 export type RedeemedHandoff = HandoffRecord & {
   session?: { expiresAt: number; permissions: string[] };
+  repeated?: true;
 };
+
+/**
+ * What a redeem answers: the handoff, undefined when there is none to redeem for this
+ * presenter, or 'too_late' when the caller's deadline had passed by the store's clock as the
+ * redeem ran (nothing changed).
+ */
+export type RedeemAnswer = RedeemedHandoff | 'too_late' | undefined;
 
 export type SessionRecord = {
   id: string;
@@ -171,21 +183,30 @@ export interface AuthFlowStore {
    */
   issueHandoff(record: HandoffRecord): Promise<IssueResult>;
   /**
-   * Atomically single-use: returns the pending handoff and ends it when now < expiresAt and it
-   * was sent to the presenter's platform and callback; undefined when unknown, expired or
-   * already redeemed. A code presented by another platform or callback is left as it was
-   * (still redeemable by its own), and the answer is undefined. Of N concurrent calls exactly
-   * one wins.
-   * When the handoff names its session (sessionTokenHash), that session must also be live at
-   * now (not revoked, now < its expiresAt): the answer then carries its expiry and current
-   * permissions (spec 3.3 strips them at once); otherwise the code is spent all the same and
-   * the answer is undefined. One round trip.
+   * Spec 3.2, 4.4, in one atomic step and one round trip. Redeems the handoff when now <
+   * expiresAt and it was sent to the presenter's platform and callback; undefined when
+   * unknown or expired. A code presented by another platform or callback is left as it was
+   * (still redeemable by its own), and the answer is undefined.
+   * When the handoff names its session (sessionTokenHash), that session must be live at now
+   * (not revoked, now < its expiresAt): the answer then carries its expiry and current
+   * permissions (spec 3.3 strips them at once). The handoff stays redeemable by its presenter
+   * until expiresAt, each redeem answering the same record (`repeated` from the second on,
+   * also among concurrent calls: exactly one is not), so a platform that lost the answer may
+   * ask again; the session is created at login, never here. A redeem that finds the session
+   * revoked or expired answers undefined and ends the handoff: nothing revives it.
+   * A handoff that names no session is single use: the first redeem ends it and answers it
+   * without `session`; later ones answer undefined.
+   * `deadline` (epoch ms, the caller's clock) is when the caller stops waiting for the answer:
+   * when the store's own clock has reached it as the redeem runs, the answer is 'too_late' and
+   * nothing changed, so a redeem that waited in a queue or a frozen server does not spend a
+   * code whose caller already answered "unavailable". Without one there is no such check.
    */
   redeemHandoff(
     codeHash: string,
     now: number,
     presenter: HandoffPresenter,
-  ): Promise<RedeemedHandoff | undefined>;
+    deadline?: number,
+  ): Promise<RedeemAnswer>;
   /** Saves a new session. Rejects when a session with the same token hash (or id) exists. */
   createSession(record: SessionRecord): Promise<void>;
   /**

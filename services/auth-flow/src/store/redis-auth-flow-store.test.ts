@@ -57,7 +57,7 @@ describe('Redis AuthFlowStore', () => {
     expect(await expiresAt(`tx:${transaction.id}`)).toBe(keepUntil);
   });
 
-  it('keeps the hotx:<transactionId> marker until the later of the transaction and the handoff expiry; redeem deletes ho:<codeHash>', async () => {
+  it('keeps the hotx:<transactionId> marker until the later of the transaction and the handoff expiry; redeem deletes ho:<codeHash> of a handoff naming no session', async () => {
     const now = Date.now();
     const transaction = newTransaction(now);
     await handle.store.createTransaction(transaction);
@@ -121,11 +121,12 @@ describe('Redis AuthFlowStore', () => {
     expect(keys).toEqual([full(`tx:${transaction.id}`)]);
   });
 
-  it('puts the session token hash first in a handoff value, where the redeem script finds it', async () => {
+  it('keeps a redeemed handoff that names its session in ho:<codeHash>, marked "r" after the expiry, until that expiry; it goes once the session is gone', async () => {
     const now = Date.now();
     const transaction = newTransaction(now);
     await handle.store.createTransaction(transaction);
     const session = newSession(now);
+    await handle.store.createSession(session);
     const handoff = newHandoff(transaction, now, {
       userId: session.userId,
       sessionId: session.id,
@@ -133,9 +134,22 @@ describe('Redis AuthFlowStore', () => {
       snapshot: newHandoffSnapshot(),
     });
     await handle.store.issueHandoff(handoff);
-    expect(await raw.get(full(`ho:${handoff.codeHash}`))).toMatch(
-      new RegExp(`^${handoff.expiresAt}\\n\\{"sessionTokenHash":"${session.tokenHash}",`),
-    );
+    const key = `ho:${handoff.codeHash}`;
+    const pending = await raw.get(full(key));
+    expect(pending).toMatch(new RegExp(`^${handoff.expiresAt}\\n\\{"sessionTokenHash":"`));
+    // The sealed session token is kept as it came, and nothing else secret.
+    expect(pending).toContain(JSON.stringify(handoff.sessionTokenEncrypted));
+
+    await handle.store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
+    const json = pending?.slice(`${handoff.expiresAt}\n`.length);
+    expect(await raw.get(full(key))).toBe(`${handoff.expiresAt}r${json}`);
+    expect(await expiresAt(key)).toBe(handoff.expiresAt);
+
+    await handle.store.revokeSession(session.tokenHash, now);
+    await expect(
+      handle.store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+    ).resolves.toBe(undefined);
+    expect(await exists(key)).toBe(false);
   });
 
   it('keeps the sealed ID token as bytes after the text (a quarter smaller)', async () => {

@@ -5,10 +5,11 @@ import type {
   BindResult,
   BoundSessionRequest,
   BoundSessionResult,
+  HandoffPresenter,
   HandoffRecord,
   IssueResult,
   OnboardingMode,
-  RedeemedHandoff,
+  RedeemAnswer,
   SessionRecord,
   SessionSnapshot,
   TransactionRecord,
@@ -84,14 +85,8 @@ export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
     getTransaction: (id) => getTransaction(connection, id),
     bindTransaction: (id, binding) => bindTransaction(connection, id, binding),
     issueHandoff: (record) => issueHandoff(connection, record),
-    async redeemHandoff(codeHash, now, presenter) {
-      const reply = await run(
-        redeemHandoffScript,
-        [key.handoff(codeHash)],
-        [connection.prefix, String(now), presenter.platformKey, presenter.callbackUrl],
-      );
-      return decodeRedeemed(codeHash, reply);
-    },
+    redeemHandoff: (codeHash, now, presenter, deadline) =>
+      redeemHandoff(connection, codeHash, now, presenter, deadline),
     createBoundSession: (request) => createBoundSession(connection, request),
     createSession: (record) => createSession(connection, record),
     getSession: (tokenHash, now) => getSession(connection, tokenHash, now),
@@ -172,6 +167,37 @@ async function issueHandoff({ run }: Connection, record: HandoffRecord): Promise
     [encodeHandoff(record), String(record.expiresAt)],
   );
   return asIssueResult(reply);
+}
+
+/**
+ * One script (redeemHandoffScript). The deadline sent is the caller's, or sooner this
+ * connection's command time-out: past it ioredis has answered the caller with a time-out
+ * error, so a script that runs later must not spend the code either.
+ */
+async function redeemHandoff(
+  { run, prefix, redis }: Connection,
+  codeHash: string,
+  now: number,
+  presenter: HandoffPresenter,
+  deadline: number | undefined,
+): Promise<RedeemAnswer> {
+  const { commandTimeout } = redis.options;
+  const bound = Math.min(
+    deadline ?? Infinity,
+    commandTimeout === undefined ? Infinity : Date.now() + commandTimeout,
+  );
+  const reply = await run(
+    redeemHandoffScript,
+    [key.handoff(codeHash)],
+    [
+      prefix,
+      String(now),
+      presenter.platformKey,
+      presenter.callbackUrl,
+      Number.isFinite(bound) ? String(bound) : '',
+    ],
+  );
+  return decodeRedeemed(codeHash, reply);
 }
 
 async function createBoundSession(
@@ -326,12 +352,12 @@ function pairsToRecord(reply: unknown): Record<string, string> {
   return fields;
 }
 
-// --- Handoffs: ho:<codeHash> = "<expiresAt>\n<JSON>" ---------------------------------------
+// --- Handoffs: ho:<codeHash> = "<expiresAt><mark><JSON>" ------------------------------------
 
 /**
  * The code hash is the key and expiresAt the header, so neither is repeated in the JSON. The
- * session token hash, when known, is the JSON's first property: the redeem script finds it
- * with an anchored match.
+ * mark after the header is a newline while the handoff is pending; the redeem script turns it
+ * into "r" in place once redeemed.
  */
 function encodeHandoff(record: HandoffRecord): string {
   const data = {
@@ -349,9 +375,14 @@ function encodeHandoff(record: HandoffRecord): string {
   return `${record.expiresAt}\n${JSON.stringify(data)}`;
 }
 
+/** The header of a handoff value: expiresAt, then the mark ("\n" pending, "r" redeemed). */
+const HANDOFF_HEADER = /^(\d+)([\nr])/;
+
 function decodeHandoff(codeHash: string, value: string): HandoffRecord {
-  const [expiresAt, json] = splitHeader(value, 1, 'handoff');
-  const parsed: unknown = JSON.parse(json);
+  const header = HANDOFF_HEADER.exec(value);
+  if (header === null) throw new Error('Malformed handoff in Redis');
+  const [whole, expiresAt] = header;
+  const parsed: unknown = JSON.parse(value.slice(whole.length));
   const data = readObject(parsed, 'handoff');
   const sessionTokenHash = data.optionalString('sessionTokenHash');
   return {
@@ -371,22 +402,27 @@ function decodeHandoff(codeHash: string, value: string): HandoffRecord {
 }
 
 /** The redeem script's answer (see redeemHandoffScript). */
-function decodeRedeemed(codeHash: string, reply: unknown): RedeemedHandoff | undefined {
+function decodeRedeemed(codeHash: string, reply: unknown): RedeemAnswer {
   if (reply === null || reply === 0) return undefined;
+  if (reply === 'late') return 'too_late';
   if (!Array.isArray(reply)) throw new Error('Unexpected reply from Redis to redeem');
   const [value, expiresAt, permissions] = reply as unknown[];
-  const handoff = decodeHandoff(codeHash, asString(value, 'handoff'));
+  const text = asString(value, 'handoff');
+  const handoff = decodeHandoff(codeHash, text);
   if (expiresAt === undefined) {
     // A handoff naming its session always comes back with it (or as 0).
     if (handoff.sessionTokenHash !== undefined) throw new Error('Redeem answered no session');
     return handoff;
   }
+  // The value as the script found it: marked redeemed when this is not the first redeem.
+  const repeated = HANDOFF_HEADER.exec(text)?.[2] === 'r';
   return {
     ...handoff,
     session: {
       expiresAt: asEpoch(asString(expiresAt, 'session expiresAt'), 'session expiresAt'),
       permissions: readPermissions(JSON.parse(asString(permissions, 'session permissions'))),
     },
+    ...(repeated ? { repeated: true as const } : {}),
   };
 }
 

@@ -3,20 +3,22 @@
 // to EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH).
 //
 // KEYS get the connection's key prefix from ioredis. A few keys can only be known inside the
-// script (the transaction id behind a state hash, the sessions of a user), so scripts build
-// them from ARGV[1] = the key prefix. That requires one Redis node (or a primary with
-// replicas / Sentinel), not Redis Cluster.
+// script (the transaction id behind a state hash, the sessions of a user, the session a
+// handoff names), so scripts build them from ARGV[1] = the key prefix. That requires one Redis
+// node (or a primary with replicas / Sentinel), not Redis Cluster.
 //
 // Times are epoch milliseconds passed in from the caller's clock (`now`), so expiry is exact
 // even before Redis evicts the key (every key also carries PEXPIREAT/PXAT). 13-digit numbers
-// are exact in Lua's doubles; values are written back as the strings they came in.
+// are exact in Lua's doubles; values are written back as the strings they came in. The one
+// reading of Redis's own clock (TIME) is the redeem's deadline check, which asks whether the
+// caller is still waiting at the moment the script runs.
 //
 // Value layouts (see redis-auth-flow-store.ts for the TypeScript side):
 //   tx:<id>            hash  d = JSON of the fixed fields, e = expiresAt, c = consumedAt,
 //                            u = userId, s = sessionId (c, u, s absent until set)
 //   txs:<stateHash>    string transaction id (deleted when the transaction is consumed)
-//   ho:<codeHash>      string "<expiresAt>\n<JSON>", the JSON starting with the session token
-//                            hash ({"sessionTokenHash":"...",...}) when the handoff names it
+//   ho:<codeHash>      string "<expiresAt><mark><JSON>", mark = "\n" while pending, "r" once
+//                            redeemed (kept until expiresAt for a repeated redeem)
 //   hotx:<txId>        string "1": a handoff was issued for this transaction
 //   s:<tokenHash>      string "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>[\n<bytes>]"
 //   us:<userId>        sorted set: member = session token hash, score = its expiresAt
@@ -114,37 +116,54 @@ return 'issued'
 };
 
 /**
- * Single use (spec 3.2, 4.4). KEYS: ho:<codeHash>. ARGV: prefix, now, platformKey,
- * callbackUrl (the presenter). Deletes the handoff when now < its expiresAt and it was sent
- * to the presenter's platform and callback (an expired one is left for Redis to evict at its
- * PXAT; the hotx marker stays; another presenter's leaves it redeemable) and answers:
- *   nil                      unknown, expired, already redeemed, or another presenter's;
- *   {value}                  redeemed, a handoff that names no session (issued before);
- *   {value, expiresAt, perms} redeemed, and its session s:<sessionTokenHash> is live by now:
- *                            the session's expiry and current permissions JSON;
- *   0                        redeemed (spent all the same), but its session was revoked or
- *                            expired since issuance.
- * The session token hash is the first JSON property of the value (see the TypeScript
- * encoder), so an anchored match finds it without decoding the JSON.
+ * Spec 3.2, 4.4. KEYS: ho:<codeHash>. ARGV: prefix, now, platformKey, callbackUrl (the
+ * presenter), deadline ('' for none).
+ * First, when Redis's clock (TIME) has reached the caller's deadline, answers 'late' and
+ * changes nothing: the command waited (a frozen or busy server) until its caller had given up
+ * and answered "unavailable", and the code must stay redeemable for the caller's retry.
+ * Otherwise, when now < the handoff's expiresAt and it was sent to the presenter's platform
+ * and callback (another presenter's leaves it as it is; an expired one is left for Redis to
+ * evict at its PXAT; the hotx marker stays), it answers:
+ *   nil                       unknown, expired, or another presenter's;
+ *   {value}                   a handoff that names no session (issued before): single use,
+ *                             deleted;
+ *   {value, expiresAt, perms} its session s:<sessionTokenHash> is live by now: the session's
+ *                             expiry and current permissions JSON. A pending handoff is marked
+ *                             redeemed in place (SETRANGE keeps its PXAT) and stays until its
+ *                             expiry, so its presenter may redeem it again and get the same
+ *                             answer; the value's mark tells the caller which redeem this is;
+ *   0                         its session was revoked or expired since issuance: deleted.
  */
 export const redeemHandoffScript: ScriptDefinition = {
   name: 'authflowRedeemHandoff',
   keys: 1,
   lua: `${PARSE_SESSION}
+if ARGV[5] ~= '' then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(ARGV[5]) then
+    return 'late'
+  end
+end
 local v = redis.call('GET', KEYS[1])
 if not v then return false end
-local e = tonumber(string.match(v, '^(%d+)\\n'))
+local e, mark = string.match(v, '^(%d+)([\\nr])')
 local now = tonumber(ARGV[2])
-if not e or now >= e then return false end
-local d = cjson.decode(string.sub(v, string.find(v, '\\n', 1, true) + 1))
+if not e or now >= tonumber(e) then return false end
+local d = cjson.decode(string.sub(v, #e + 2))
 if d.platformKey ~= ARGV[3] or d.callbackUrl ~= ARGV[4] then return false end
-redis.call('DEL', KEYS[1])
-local h = string.match(v, '^%d+\\n{"sessionTokenHash":"([%w_%-]+)"')
-if not h then return {v} end
+local h = d.sessionTokenHash
+if type(h) ~= 'string' then
+  redis.call('DEL', KEYS[1])
+  return {v}
+end
 local s = redis.call('GET', ARGV[1] .. 's:' .. h)
-if not s then return 0 end
-local se, uid, perms = parse_session(s)
-if now >= se then return 0 end
+local se, uid, perms
+if s then se, uid, perms = parse_session(s) end
+if not s or now >= se then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+if mark == '\\n' then redis.call('SETRANGE', KEYS[1], #e, 'r') end
 return {v, string.sub(s, 1, string.find(s, '\\n', 1, true) - 1), perms}
 `,
 };

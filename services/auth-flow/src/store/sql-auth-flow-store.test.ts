@@ -2,6 +2,7 @@
 // migration's way down.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { migrateSchema, rollbackSchema } from '@gateway/db';
+import { waitFor } from '@gateway/testkit';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authFlowMigrations } from '../authflow-migrations.js';
 import { createSqlAuthFlowStore } from './sql-auth-flow-store.js';
@@ -85,7 +86,36 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
     expect(await count('handoffs')).toBe(0);
   });
 
-  it('a redeemed handoff keeps no encrypted session token', async () => {
+  it('a redeemed handoff that names its live session keeps its sealed token until it expires, and purgeExpired clears it then', async () => {
+    const now = Date.now();
+    const transaction = newTransaction(now);
+    await store.createTransaction(transaction);
+    const session = newSession(now);
+    await store.createSession(session);
+    const handoff = newHandoff(transaction, now, {
+      userId: session.userId,
+      sessionId: session.id,
+      sessionTokenHash: session.tokenHash,
+      snapshot: newHandoffSnapshot(),
+    });
+    await store.issueHandoff(handoff);
+    const row = async () => {
+      const found: { session_token_encrypted: string | null; redeemed_at: Date | null } =
+        await handle.db.knex('authflow.handoffs').where({ code_hash: handoff.codeHash }).first();
+      return { token: found.session_token_encrypted, redeemedAt: found.redeemed_at?.getTime() };
+    };
+
+    await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
+    await store.redeemHandoff(handoff.codeHash, now + 1_000, presenterOf(handoff));
+    // The first redeem's time stays.
+    await expect(row()).resolves.toEqual({ token: handoff.sessionTokenEncrypted, redeemedAt: now });
+    await store.purgeExpired(handoff.expiresAt - 1);
+    await expect(row()).resolves.toEqual({ token: handoff.sessionTokenEncrypted, redeemedAt: now });
+    await store.purgeExpired(handoff.expiresAt);
+    await expect(row()).resolves.toEqual({ token: null, redeemedAt: now });
+  });
+
+  it('a redeemed handoff naming no session keeps no encrypted session token', async () => {
     const now = Date.now();
     const transaction = newTransaction(now);
     await store.createTransaction(transaction);
@@ -135,6 +165,64 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
       await expect(store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff))).resolves.toBe(
         undefined,
       );
+    });
+  }
+
+  // PostgreSQL only, as above: a second connection holds the handoff's row.
+  if (factory.name.includes('PostgreSQL')) {
+    it("a redeem that waited for the handoff's row past the caller's deadline answers too_late and spends nothing", async () => {
+      const now = Date.now();
+      const transaction = newTransaction(now);
+      await store.createTransaction(transaction);
+      const session = newSession(now);
+      await store.createSession(session);
+      const handoff = newHandoff(transaction, now, {
+        userId: session.userId,
+        sessionId: session.id,
+        sessionTokenHash: session.tokenHash,
+        snapshot: newHandoffSnapshot(),
+      });
+      await store.issueHandoff(handoff);
+      const holder = await handle.db.knex.transaction();
+      let late: Promise<unknown> | undefined;
+      try {
+        await holder.raw('select 1 from authflow.handoffs where code_hash = ? for update', [
+          handoff.codeHash,
+        ]);
+        // In time when it starts; the deadline passes while it waits for the row.
+        const deadline = Date.now() + 1_000;
+        late = store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff), deadline);
+        await waitFor(
+          async () => {
+            const waiting = await handle.db.knex.raw<{ rows: unknown[] }>(
+              `select 1 from pg_stat_activity
+                where wait_event_type = 'Lock' and query like '%target as materialized%'
+                  and pid <> pg_backend_pid()`,
+            );
+            return waiting.rows.length > 0;
+          },
+          { timeoutMs: 30_000, intervalMs: 20, what: 'the redeem to wait for the row' },
+        );
+        await waitFor(
+          async () => {
+            const clock = await holder.raw<{ rows: Array<{ past: boolean }> }>(
+              'select clock_timestamp() >= ?::timestamptz as past',
+              [new Date(deadline)],
+            );
+            return clock.rows[0]?.past === true;
+          },
+          { timeoutMs: 30_000, intervalMs: 50, what: "the database's clock to pass the deadline" },
+        );
+        await holder.commit();
+        await expect(late).resolves.toBe('too_late');
+      } finally {
+        if (!holder.isCompleted()) await holder.rollback();
+        await late?.catch(() => undefined);
+      }
+      // Nothing was spent: the next redeem is the first.
+      const first = await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
+      expect(first).toMatchObject({ codeHash: handoff.codeHash });
+      expect(first === 'too_late' ? undefined : first?.repeated).toBe(undefined);
     });
   }
 

@@ -9,7 +9,7 @@ import type {
   HandoffRecord,
   IssueResult,
   OnboardingMode,
-  RedeemedHandoff,
+  RedeemAnswer,
   SessionRecord,
   TransactionRecord,
 } from './auth-flow-store.js';
@@ -37,7 +37,8 @@ export interface SqlAuthFlowStore extends AuthFlowStore {
   /**
    * Deletes what can no longer be used, for a periodic job: transactions and sessions with
    * expires_at <= now, revoked sessions, and handoffs that expired and whose transaction has
-   * expired too (until then the row is what makes a second issue conflict). Returns the counts.
+   * expired too (until then the row is what makes a second issue conflict, and it keeps no
+   * sealed session token). Returns the counts of deleted rows.
    */
   purgeExpired(now: number): Promise<PurgeResult>;
 }
@@ -59,7 +60,8 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
     getTransaction: (id) => getTransaction(knex, id),
     bindTransaction: (id, binding) => bindTransaction(knex, id, binding),
     issueHandoff: (record) => issueHandoff(knex, record),
-    redeemHandoff: (codeHash, now, presenter) => redeemHandoff(knex, codeHash, now, presenter),
+    redeemHandoff: (codeHash, now, presenter, deadline) =>
+      redeemHandoff(knex, codeHash, now, presenter, deadline),
     async createSession(record) {
       checkSession(record);
       await knex(SESSIONS).insert(sessionRow(record));
@@ -164,23 +166,42 @@ async function issueHandoff(knex: Knex, record: HandoffRecord): Promise<IssueRes
 }
 
 /**
- * One statement: marks the row redeemed and clears the encrypted token (the self-join hands
- * back the token as it was before the update), and reads the session it names, if still
- * live, in the same snapshot (spec 3.2, 4.4).
+ * Spec 3.2, 4.4, one statement (and so one transaction). `target` locks the handoff row first
+ * (waiting behind a concurrent redeem of the same code) and reads it as it then is; `clock`
+ * then reads the database's clock against the caller's deadline, after any such wait; the
+ * UPDATE runs only in time. It marks the row redeemed (the first redeem's time stays) and
+ * keeps the sealed session token for a repeated redeem while the session is live; a
+ * handoff whose session is gone, or that names none, loses its token and so is never
+ * redeemed again. The session is read in the same snapshot.
  */
-const REDEEM_HANDOFF = `with redeemed as (
+const REDEEM_HANDOFF = `with target as materialized (
+    select redeemed_at, session_token_encrypted from ${HANDOFFS}
+     where code_hash = ? for update
+  ),
+  clock as materialized (
+    select coalesce(clock_timestamp() < ?::timestamptz, true) as in_time
+      from (select count(*) from target) as locked
+  ),
+  redeemed as (
     update ${HANDOFFS} as h
-       set redeemed_at = ?, session_token_encrypted = null
-      from ${HANDOFFS} as old
-     where h.code_hash = ? and old.code_hash = h.code_hash
-       and h.redeemed_at is null and h.expires_at > ?
+       set redeemed_at = coalesce(h.redeemed_at, ?),
+           session_token_encrypted = case when exists (
+             select 1 from ${SESSIONS} as live
+              where live.token_hash = h.session_token_hash
+                and live.revoked_at is null and live.expires_at > ?
+           ) then h.session_token_encrypted end
+     where h.code_hash = ? and (select in_time from clock)
+       and h.session_token_encrypted is not null and h.expires_at > ?
        and h.platform_key = ? and h.callback_url = ?
     returning h.code_hash, h.transaction_id, h.platform_id, h.platform_key,
-              h.callback_url, h.user_id, h.session_id, old.session_token_encrypted,
-              h.session_token_hash, h.snapshot, h.created_at, h.expires_at
+              h.callback_url, h.user_id, h.session_id, h.session_token_hash, h.snapshot,
+              h.created_at, h.expires_at
   )
-  select r.*, s.expires_at as session_expires_at, s.permissions as session_permissions
-    from redeemed r
+  select c.in_time, r.*, t.session_token_encrypted, t.redeemed_at as redeemed_before,
+         s.expires_at as session_expires_at, s.permissions as session_permissions
+    from clock c
+    left join redeemed r on true
+    left join target t on r.code_hash is not null
     left join ${SESSIONS} s
       on s.token_hash = r.session_token_hash and s.revoked_at is null
      and s.expires_at > ?`;
@@ -190,9 +211,13 @@ async function redeemHandoff(
   codeHash: string,
   now: number,
   presenter: HandoffPresenter,
-): Promise<RedeemedHandoff | undefined> {
+  deadline: number | undefined,
+): Promise<RedeemAnswer> {
   const at = new Date(now);
   const result = await knex.raw<{ rows: RedeemedRow[] }>(REDEEM_HANDOFF, [
+    codeHash,
+    deadline === undefined ? null : new Date(deadline),
+    at,
     at,
     codeHash,
     at,
@@ -201,8 +226,11 @@ async function redeemHandoff(
     at,
   ]);
   const row = result.rows[0];
-  if (row === undefined) return undefined;
-  const handoff = toHandoff(row);
+  if (row === undefined) throw new Error('The redeem answered no row');
+  if (!row.in_time) return 'too_late';
+  const { code_hash } = row;
+  if (code_hash === null) return undefined;
+  const handoff = toHandoff({ ...row, code_hash });
   if (handoff.sessionTokenHash === undefined) return handoff;
   // The code is spent; its session was revoked or expired since issuance.
   if (row.session_expires_at === null) return undefined;
@@ -212,6 +240,7 @@ async function redeemHandoff(
       expiresAt: row.session_expires_at.getTime(),
       permissions: readPermissions(row.session_permissions),
     },
+    ...(row.redeemed_before === null ? {} : { repeated: true as const }),
   };
 }
 
@@ -263,6 +292,11 @@ async function stripUserPermissions(knex: Knex, userId: string): Promise<number>
 
 async function purgeExpired(knex: Knex, now: number): Promise<PurgeResult> {
   const at = new Date(now);
+  // An expired handoff can no longer be redeemed; its sealed token has no use left.
+  await knex(HANDOFFS)
+    .where('expires_at', '<=', at)
+    .whereNotNull('session_token_encrypted')
+    .update({ session_token_encrypted: null });
   const handoffs = await knex(HANDOFFS)
     .where('expires_at', '<=', at)
     .whereNotExists((query) => {
@@ -476,7 +510,11 @@ type HandoffRow = {
   expires_at: Date;
 };
 
-type RedeemedRow = HandoffRow & {
+/** The redeem's one row: `in_time`, and the columns of the redeemed handoff (null for none). */
+type RedeemedRow = Omit<HandoffRow, 'code_hash'> & {
+  code_hash: string | null;
+  in_time: boolean;
+  redeemed_before: Date | null;
   session_expires_at: Date | null;
   session_permissions: unknown;
 };
