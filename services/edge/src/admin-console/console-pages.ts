@@ -96,9 +96,22 @@ function startConsoleSignIn(options: AdminConsolePagesOptions): RequestListener 
   };
 }
 
+/**
+ * The console's own routes below /admin/: plain segments of letters, digits, `_` and `-`
+ * (`platforms/SHOP`, `audit`), at most one trailing `/`. Anything else (a `.` or `..`
+ * segment, an encoded character such as `%2e%2e` or `%2f`, a backslash, an empty segment) is
+ * no page of the console: 404, so no path outside its files is ever answered with content.
+ */
+const CONSOLE_ROUTE = /^\/admin\/(?:[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*\/?)?$/;
+
 function serveConsolePage(assetsDir: string, logger: Logger): RequestListener {
   let page: Promise<Buffer> | undefined;
-  return (_req, res) => {
+  return (req, res) => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (!CONSOLE_ROUTE.test(path)) {
+      writeErrorAnswer(res, new GatewayError('NOT_FOUND', 'No such page.'), logger, path);
+      return;
+    }
     void (async () => {
       page ??= readFile(join(assetsDir, 'index.html')).catch((error: unknown) => {
         page = undefined;
