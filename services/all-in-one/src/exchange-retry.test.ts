@@ -1,0 +1,208 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { hashToken } from '@gateway/crypto';
+import { connectRedis } from '@gateway/db';
+import { unusedLocalPort, waitFor } from '@gateway/testkit';
+import { Redis } from 'ioredis';
+import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
+import { handoffCodeOf, loginSteps, type IssuedKey } from './testing/login-steps.js';
+
+// Spec 4.4 and docs/decisions.md: a platform that got 503 or no answer from an exchange may
+// send the same code with the same key again, and gets the first answer. Over real HTTP, with
+// the login state in a redis-server of this file alone, which the test freezes (SIGSTOP) the
+// way a stalled Redis host does: commands sent meanwhile wait in its socket and run at the
+// thaw, after the exchange has answered 503.
+
+/** The store's Redis command time-out, so a frozen exchange answers 503 after a second. */
+const REDIS_TIMEOUT_MS = 1_000;
+
+type FrozenRedis = { port: number; freeze(): void; thaw(): void; stop(): Promise<void> };
+
+/** redis-server on a free port, without persistence, that the test can freeze and thaw. */
+async function startFreezableRedis(): Promise<FrozenRedis> {
+  const port = await unusedLocalPort();
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const spawned = new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  await spawned;
+  await waitFor(
+    async () => {
+      // No reconnecting in the background: each probe is one attempt, then closed.
+      const client = new Redis(`redis://127.0.0.1:${port}`, {
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        return (await client.ping()) === 'PONG';
+      } finally {
+        client.disconnect();
+      }
+    },
+    { timeoutMs: 30_000, intervalMs: 50, what: 'the private redis-server to answer PING' },
+  );
+  return {
+    port,
+    freeze: () => child.kill('SIGSTOP'),
+    thaw: () => child.kill('SIGCONT'),
+    async stop() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+let server: FrozenRedis;
+let redis: Redis;
+let t: GatewayUnderTest;
+let web: IssuedKey;
+let other: IssuedKey;
+
+beforeAll(async () => {
+  server = await startFreezableRedis();
+  redis = await connectRedis({
+    url: `redis://127.0.0.1:${server.port}`,
+    keyPrefix: 'gw:',
+    timeoutMs: REDIS_TIMEOUT_MS,
+  });
+  const accounts = ['user-1', 'user-2', 'user-3', 'user-4', 'user-5'].map((accountId) => ({
+    accountId,
+    email: `${accountId}@example.test`,
+    emailVerified: true,
+  }));
+  t = await startGatewayUnderTest({}, { accounts }, { redis });
+  const platform = async (platformKey: string, port: number) => {
+    const created = await t.call('POST', '/v1/platforms', {
+      body: {
+        platformKey,
+        displayName: platformKey,
+        redirectPairs: [
+          {
+            label: 'web',
+            returnUrl: `http://localhost:${port}/`,
+            callbackUrl: `http://localhost:${port}/auth/callback`,
+            isDefault: true,
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    return (created.body.credentials as IssuedKey[])[0] as IssuedKey;
+  };
+  web = await platform('SHOP', 3000);
+  other = await platform('OTHER_SHOP', 3100);
+});
+
+afterAll(async () => {
+  await t?.close();
+  redis?.disconnect();
+  await server?.stop();
+});
+
+const steps = () => loginSteps(t);
+
+/** A finished sign-in at SHOP: the handoff code its callback received. */
+async function signedInCode(accountId: string): Promise<string> {
+  const { landed } = await steps().signIn(t.provider, 'SHOP', '/orders', accountId);
+  expect(landed.status).toBe(302);
+  return handoffCodeOf(landed.location);
+}
+
+/** The user's live sessions, as the Redis store indexes them (us:<userId>). */
+const sessionsOf = (userId: string) => redis.zcard(`us:${userId}`);
+
+describe('a retried exchange (spec 4.4)', () => {
+  it('answers the identical body again for the same code and key; another platform still gets 404; one session', async () => {
+    const code = await signedInCode('user-1');
+    expect((await steps().exchange(other, code)).status).toBe(404);
+
+    const first = await steps().exchange(web, code);
+    expect(first.status).toBe(200);
+    const again = await steps().exchange(web, code);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect((await steps().exchange(other, code)).status).toBe(404);
+
+    const { session, user } = first.body as {
+      session: { id: string; gatewayToken: string };
+      user: { id: string };
+    };
+    const introspected = await steps().introspect(web, session.gatewayToken);
+    expect(introspected.body).toMatchObject({ active: true, sessionId: session.id });
+    expect(await sessionsOf(user.id)).toBe(1);
+  });
+
+  it('answers 404 once the session was signed out between the first exchange and the retry', async () => {
+    const code = await signedInCode('user-2');
+    const first = await steps().exchange(web, code);
+    expect(first.status).toBe(200);
+    const { gatewayToken } = first.body.session as { gatewayToken: string };
+    const logout = await t.call('POST', '/v1/auth/logout', {
+      token: null,
+      headers: {
+        cookie: `svc_auth_session=${encodeURIComponent(gatewayToken)}`,
+        origin: 'http://localhost:3000',
+      },
+    });
+    expect(logout.status).toBe(200);
+    expect((await steps().exchange(web, code)).status).toBe(404);
+  });
+});
+
+describe('an exchange while Redis is frozen', () => {
+  it('answers 503 and spends nothing; after the thaw each retry gets its session: no code lost', async () => {
+    const codes = [
+      await signedInCode('user-3'),
+      await signedInCode('user-4'),
+      await signedInCode('user-5'),
+    ];
+    server.freeze();
+    let frozen: Array<{ status: number; body: Record<string, unknown>; retryAfter: string | null }>;
+    try {
+      frozen = await Promise.all(
+        codes.map(async (code) => {
+          const answer = await steps().exchange(web, code);
+          return {
+            status: answer.status,
+            body: answer.body,
+            retryAfter: answer.headers.get('retry-after'),
+          };
+        }),
+      );
+    } finally {
+      server.thaw();
+    }
+    for (const answer of frozen) {
+      expect(answer).toMatchObject({
+        status: 503,
+        body: { code: 'SERVICE_UNAVAILABLE' },
+        retryAfter: '5',
+      });
+    }
+    // This connection answers in order: once PING is back, the redeems sent while Redis was
+    // frozen have run. They came after their deadline and left every code pending.
+    expect(await redis.ping()).toBe('PONG');
+    for (const code of codes) {
+      expect(await redis.get(`ho:${hashToken(code)}`)).toMatch(/^\d+\n\{/);
+    }
+
+    for (const code of codes) {
+      const retried = await steps().exchange(web, code);
+      expect(retried.status).toBe(200);
+      const { session } = retried.body as { session: { id: string; gatewayToken: string } };
+      expect((await steps().introspect(web, session.gatewayToken)).body).toMatchObject({
+        active: true,
+        sessionId: session.id,
+      });
+    }
+  });
+});
