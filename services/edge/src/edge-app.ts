@@ -109,6 +109,8 @@ export function createEdgeApp(options: EdgeAppOptions): RequestListener {
     routes.add(operation);
   }
   const isAllowedOrigin = (origin: string) => cors.isAllowedOrigin(origin);
+  const shedder = createLoadShedder({ maxInFlight: config.overloadMaxInFlight, logger });
+  const clientAddress = clientAddressOf(config.trustedProxies);
   const runOperation = createOperationRunner({
     services: { clients, baseUrl: config.baseUrl, probeTimeoutMs: config.databaseTimeoutMs },
     logger,
@@ -123,7 +125,7 @@ export function createEdgeApp(options: EdgeAppOptions): RequestListener {
       store: options.rateLimitStore ?? createMemoryRateLimitStore(),
       logger,
     }),
-    shedder: createLoadShedder({ maxInFlight: config.overloadMaxInFlight, logger }),
+    shedder,
     credentials: createPlatformCredentialVerifier(clients.registry, { feed }),
     failedPlatformAuthentications: createFailedPlatformAuthentications({
       registry: clients.registry,
@@ -136,13 +138,15 @@ export function createEdgeApp(options: EdgeAppOptions): RequestListener {
     ...createCallerAuthentication(config, clients, feed, cors),
     isAllowedOrigin,
     cookie: { secure: config.production },
-    clientAddress: clientAddressOf(config.trustedProxies),
+    clientAddress,
     errorPage: { accountUrl: config.accountCenterUrl },
     bodyDeadlineMs: options.bodyDeadlineMs ?? BODY_DEADLINE_MS,
   });
   return createEdgeServer({
     routes,
     runOperation,
+    shedder,
+    clientAddress,
     pages: [
       ...createDocsPages(catalog, { baseUrl: config.baseUrl, logger }),
       ...createAdminConsolePages({ baseUrl: config.baseUrl, registry: clients.registry, logger }),

@@ -1,4 +1,4 @@
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
   logHttpExchange,
   REQUEST_ID_HEADER,
@@ -9,9 +9,10 @@ import {
 import { isCorsPath, type Cors } from './cors.js';
 import { unmatchedRouteError, writeErrorAnswer } from './error-handler.js';
 import { wantsErrorPage, type ErrorPageOptions } from './error-page.js';
+import { admissionCredentialOf, type LoadShedder } from './load-shedding.js';
 import type { EdgeExchange, OperationRunner } from './operation-runner.js';
 import type { RouteMatch, RouteTable } from './route-table.js';
-import { setSecurityHeaders } from './security-headers.js';
+import { securityHeaderPairs, setSecurityHeaders } from './security-headers.js';
 
 /**
  * A page served outside the operation runner: the API documentation and the absent icon.
@@ -22,6 +23,10 @@ export type EdgePage = { path: string; serve: RequestListener };
 export type EdgeServerOptions = {
   routes: RouteTable;
   runOperation: OperationRunner;
+  /** The operation runner's shedder: a request it cannot admit now is refused on arrival. */
+  shedder: LoadShedder;
+  /** The client's address, after trusted proxies. */
+  clientAddress: (req: IncomingMessage) => string;
   pages: readonly EdgePage[];
   cors: Cors;
   logger: Logger;
@@ -35,8 +40,11 @@ type Target =
   | { kind: 'unmatched'; failure?: unknown; name: () => string; route: () => undefined };
 
 /**
- * The edge's request listener on node:http. Every request gets the security headers, a
- * request id, a trace span and one log line here; a request to `/v1` from an `Origin` gets
+ * The edge's request listener on node:http. A sheddable operation that cannot be admitted
+ * now is refused first (a cross-origin one by the runner, with its CORS headers), with nothing
+ * else spent on it (load-shedding.ts). Every other request
+ * gets the security headers, a request id, a trace span and one log line here; a request to
+ * `/v1` from an `Origin` gets
  * credentialed CORS (a preflight is answered then). A request for an operation then goes
  * through the operation runner, whatever headers it carries; a page is handed to its
  * listener; anything else is 404, or 405 with `Allow`.
@@ -48,10 +56,13 @@ export function createEdgeServer(options: EdgeServerOptions): RequestListener {
     const url = req.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart < 0 ? url : url.slice(0, queryStart);
+    const target = targetOf(req.method ?? 'GET', path);
+    if (target.kind === 'operation' && refusedOnArrival(options, target.match, req, res, path)) {
+      return;
+    }
     setSecurityHeaders(res, path, options.production);
     const requestId = requestIdOf(req);
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    const target = targetOf(req.method ?? 'GET', path);
     const span = traceHttpServerExchange(req, res, {
       path,
       nameOf: target.name,
@@ -72,6 +83,32 @@ export function createEdgeServer(options: EdgeServerOptions): RequestListener {
     };
     span.within(() => void dispatch(options, target, exchange));
   };
+}
+
+/**
+ * Refuses a sheddable operation that the shedder could not admit now: the 503 with the
+ * security headers and a request id, and no span, log line or body read. A refusal must cost
+ * far less than an answer.
+ */
+function refusedOnArrival(
+  options: EdgeServerOptions,
+  { operation }: RouteMatch,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): boolean {
+  if (operation.sheddable !== true) return false;
+  // A browser reads a refusal only with its CORS headers: the runner refuses that one.
+  if (req.headers.origin !== undefined) return false;
+  if (options.shedder.mayAdmit(admissionCredentialOf(req), options.clientAddress(req))) {
+    return false;
+  }
+  const headers = [REQUEST_ID_HEADER, requestIdOf(req)];
+  for (const [name, value] of securityHeaderPairs(path, options.production)) {
+    headers.push(name, value);
+  }
+  options.shedder.refuse(res, operation.operationId, headers);
+  return true;
 }
 
 /** What serves a request, with its span's name and route (made once per operation or page). */

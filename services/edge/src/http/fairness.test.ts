@@ -70,11 +70,13 @@ describe('fair admission under overload', () => {
     // The registry takes as long as the test likes to refuse a guess: a flood holds its slots.
     edge.registry.refusalsWaitFor = new Promise<void>((resolve) => (release = resolve));
     const statuses: number[] = [];
+    let refusal: { headers: Headers; body: unknown } | undefined;
     const floodWorker = async (worker: number) => {
       for (let i = 0; i < 25; i += 1) {
         const guess = basic('gwc_guess', `gws_${worker}_${i}`);
         const answer = await introspect(edge, guess, ATTACKER_ADDRESS);
-        await answer.arrayBuffer();
+        const body: unknown = await answer.json();
+        if (answer.status === 503) refusal ??= { headers: answer.headers, body };
         statuses.push(answer.status);
       }
     };
@@ -95,6 +97,19 @@ describe('fair admission under overload', () => {
     // the registry answered, and with ten failures the address met its back-off (429).
     expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
     expect(statuses.every((status) => [401, 429, 503].includes(status))).toBe(true);
+    // A refusal is the spec's error body with Retry-After, and carries the headers of every
+    // /v1/auth answer: no caching, no referrer, nosniff and a request id.
+    expect(refusal?.body).toEqual({
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The gateway is at capacity; retry shortly.',
+    });
+    expect(Object.fromEntries(refusal?.headers ?? [])).toMatchObject({
+      'retry-after': '1',
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      'x-request-id': expect.stringMatching(/^[\w-]{8,}$/),
+    });
   });
 
   it('answers a platform 200 while 100 bodies do not arrive, and those get 408 at their deadline', async () => {

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics, type Logger } from '@gateway/telemetry';
 import { NO_STORE } from './cache-policy.js';
@@ -27,13 +27,18 @@ export type LoadShedder = {
    */
   mayAdmit(credential: string | undefined, address: string): boolean;
   /**
-   * Answers a request `admit` refused: the 503 above, written in one piece (the security
-   * headers and the request id are on the response already), and counted (below) instead of
-   * logged one by one.
+   * Answers a request that was not admitted: the 503 above with `headers` added (the security
+   * headers and the request id, when they are not on the response already), written in one
+   * piece, and counted (below) instead of logged one by one.
    */
-  refuse(res: ServerResponse, operationId: string): void;
+  refuse(res: ServerResponse, operationId: string, headers?: readonly string[]): void;
   readonly inFlight: number;
 };
+
+/** What a request is admitted by, besides its address: its `Authorization` or `Cookie` header. */
+export function admissionCredentialOf(req: IncomingMessage): string | undefined {
+  return req.headers.authorization ?? req.headers.cookie;
+}
 
 /**
  * Beyond capacity: without a bound, requests beyond what the CPU can serve queue up inside
@@ -107,8 +112,8 @@ export function createLoadShedder(options: {
     mayAdmit(credential, address) {
       return options.maxInFlight <= 0 || fair.mayTake(credential, address);
     },
-    refuse(res, operationId) {
-      res.writeHead(503, answerHeaders);
+    refuse(res, operationId, headers) {
+      res.writeHead(503, headers === undefined ? answerHeaders : [...answerHeaders, ...headers]);
       res.end(body);
       gatewayMetrics.recordShedRequest(operationId);
       refused.set(operationId, (refused.get(operationId) ?? 0) + 1);

@@ -19,7 +19,7 @@ import {
 import { setOperationCachePolicy } from './cache-policy.js';
 import { writeErrorAnswer } from './error-handler.js';
 import { wantsErrorPage, type ErrorPageOptions } from './error-page.js';
-import type { LoadShedder } from './load-shedding.js';
+import { admissionCredentialOf, type LoadShedder } from './load-shedding.js';
 import type {
   AnyOperation,
   CallerOf,
@@ -99,9 +99,11 @@ type Stage = 'before-origin' | 'input' | 'rate-limit' | 'handler';
  * is taken only once the body has arrived, from the share of the caller's credential and
  * address), rate limits, authentication, validation, the handler, and the answer its
  * response policy describes; failures through the one error writer (error-handler.ts).
- * A refusal must cost far less than an answer (load-shedding.ts): a request that could not be
- * admitted is refused before anything else (taking no slot, so a slow body still holds
- * none), and admission comes before the rate limits, which may be a round trip to Redis.
+ * A refusal must cost far less than an answer (load-shedding.ts): a request that cannot be
+ * admitted when it arrives is refused by edge-server.ts before anything else is spent on it
+ * (a cross-origin one here, once it has its CORS headers); admission itself comes after the
+ * body (so a slow body holds no slot) and before the rate limits, which may be a round trip
+ * to Redis.
  */
 export function createOperationRunner(options: OperationRunnerOptions): OperationRunner {
   return (match, exchange) => runOperation(options, match, exchange);
@@ -117,7 +119,9 @@ async function runOperation(
   const sessionCookie = createSessionCookieChanges();
   let stage: Stage = 'before-origin';
   const address = options.clientAddress(req);
-  const credential = req.headers.authorization ?? req.headers.cookie;
+  const credential = admissionCredentialOf(req);
+  // A cross-origin request was not refused on arrival (edge-server.ts): here, with its CORS
+  // headers, before its body is read.
   if (operation.sheddable === true && !options.shedder.mayAdmit(credential, address)) {
     options.shedder.refuse(res, operation.operationId);
     return;

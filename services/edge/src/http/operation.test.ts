@@ -82,6 +82,7 @@ beforeAll(async () => {
   });
   const unused = <T>() => ({}) as unknown as T;
   const clients = unused<EdgeClients>();
+  const shedder = createLoadShedder({ maxInFlight: 0, logger });
   const runOperation = createOperationRunner({
     services: { clients, baseUrl: 'http://localhost', probeTimeoutMs: 1000 },
     logger,
@@ -96,7 +97,7 @@ beforeAll(async () => {
       store: createMemoryRateLimitStore(),
       logger,
     }),
-    shedder: createLoadShedder({ maxInFlight: 0, logger }),
+    shedder,
     credentials: unused<PlatformCredentialVerifier>(),
     authentication: unused<Authentication>(),
     userAuthentication: unused<UserAuthentication>(),
@@ -116,6 +117,8 @@ beforeAll(async () => {
     createEdgeServer({
       routes,
       runOperation,
+      shedder,
+      clientAddress: () => '127.0.0.1',
       pages: [],
       cors,
       logger,

@@ -17,17 +17,19 @@ const PAIRS = {
   productionAuth: [NOSNIFF, STRICT_TRANSPORT, NO_REFERRER],
 } as const satisfies Record<string, readonly (readonly [string, string])[]>;
 
-/** The security headers of an answer to `path` (without its query). */
-export function setSecurityHeaders(res: ServerResponse, path: string, production: boolean): void {
+/** The security headers of an answer to `path` (without its query), as name-value pairs. */
+export function securityHeaderPairs(
+  path: string,
+  production: boolean,
+): readonly (readonly [string, string])[] {
   const auth = path.startsWith('/v1/auth/');
-  const pairs = production
-    ? auth
-      ? PAIRS.productionAuth
-      : PAIRS.production
-    : auth
-      ? PAIRS.auth
-      : PAIRS.plain;
-  for (const [name, value] of pairs) res.setHeader(name, value);
+  if (production) return auth ? PAIRS.productionAuth : PAIRS.production;
+  return auth ? PAIRS.auth : PAIRS.plain;
+}
+
+/** Sets the security headers of an answer to `path` (without its query). */
+export function setSecurityHeaders(res: ServerResponse, path: string, production: boolean): void {
+  for (const [name, value] of securityHeaderPairs(path, production)) res.setHeader(name, value);
 }
 
 /** What the avatar image adds: it may be embedded anywhere, and never runs as a document. */
