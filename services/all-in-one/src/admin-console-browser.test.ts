@@ -133,6 +133,15 @@ async function confirmIn(button: string, confirm: string) {
   await dialog.waitFor({ state: 'hidden' });
 }
 
+/** The error alert beside an action, with the gateway's code and status. */
+async function alertShows(code: string, status: number, text: string | RegExp) {
+  await page
+    .getByRole('alert')
+    .filter({ hasText: `Error code ${code} (HTTP ${status}).` })
+    .filter({ hasText: text })
+    .waitFor();
+}
+
 async function auditShows(kind: string, target: string) {
   await openArea('Audit log');
   await page.getByLabel('Kind').selectOption(kind);
@@ -189,6 +198,21 @@ describe('the admin console in Chromium', () => {
     await page.getByRole('button', { name: 'I have stored the secret' }).click();
     await page.getByRole('heading', { name: /Shop/ }).first().waitFor();
 
+    // The gateway's refusals, beside the field they are about and the button.
+    await openArea('Platforms');
+    await page.getByRole('link', { name: 'Register a platform' }).click();
+    await page.getByLabel('Platform key').fill('SHOP');
+    await page.getByLabel('Display name').fill('Shop again');
+    await page.getByLabel('Return URL').fill('https://shop.example/again');
+    await page.getByLabel('Callback URL').fill('https://shop.example/again/callback#top');
+    await page.getByRole('button', { name: 'Register the platform' }).click();
+    await page.locator('#pair-0-callback-error').filter({ hasText: 'fragment' }).waitFor();
+    await alertShows('VALIDATION_ERROR', 400, 'redirectPairs.0.callbackUrl');
+    await page.getByLabel('Callback URL').fill('https://shop.example/again/callback');
+    await page.getByRole('button', { name: 'Register the platform' }).click();
+    await page.locator('#new-platform-key-error').filter({ hasText: 'key exists' }).waitFor();
+    await alertShows('CONFLICT', 409, 'archived keys stay reserved');
+
     // A sign-in on SHOP in another browser (a sign-in sets the gateway cookie, which would
     // replace the console's session here): back at SHOP's callback with a handoff code, which
     // SHOP's backend redeems with the key.
@@ -222,6 +246,15 @@ describe('the admin console in Chromium', () => {
   it('rotates the key; the old secret keeps working in the grace period', async () => {
     await page.goto(`${gateway}/admin/platforms/SHOP`);
     await page.getByRole('heading', { name: 'Keys' }).waitFor();
+    // Another admin issues the backend key while this page still offers it.
+    const issueBackend = page.getByRole('button', { name: 'Issue a backend key' });
+    await issueBackend.waitFor();
+    const elsewhere = await embedded.admin('POST', '/v1/platforms/SHOP/credentials', {
+      kind: 'backend',
+    });
+    expect(elsewhere.status).toBe(201);
+    await issueBackend.click();
+    await alertShows('CONFLICT', 409, 'The platform already has a backend key.');
     await expectAccessible(page, 'platform');
     await snapshot(page, 'platform');
     await confirmIn(`Rotate ${firstKey.clientId}`, 'Rotate the key');
@@ -256,6 +289,13 @@ describe('the admin console in Chromium', () => {
       .getByTestId('requirement-version')
       .filter({ hasText: new RegExp(`^${before + 1}$`) })
       .waitFor();
+    await page.getByRole('button', { name: 'Add a field' }).click();
+    await page.getByLabel('Field key').fill('employeeId');
+    await page.getByLabel('Label', { exact: true }).fill('Employee number again');
+    await page.getByRole('button', { name: 'Add the field' }).click();
+    await page.locator('#field-editor-fieldKey-error').filter({ hasText: 'already has' }).waitFor();
+    await alertShows('CONFLICT', 409, 'Platform DEMO already has a field employeeId.');
+    await page.getByRole('button', { name: 'Cancel' }).click();
 
     await browser.withPage('admin-console-onboarding-stop', async (user) => {
       await user.goto(`${embedded.demo}/`);
@@ -282,6 +322,14 @@ describe('the admin console in Chromium', () => {
     await page
       .getByText(/Revoked \d+ gateway session\(s\) of alice@example.com; identity sessions revoked/)
       .waitFor();
+    // The last admin stays: the refusal stays in the dialog, beside its button.
+    await page.getByLabel('E-mail contains').fill('admin@example.com');
+    await page.getByRole('button', { name: 'Revoke admin from admin@example.com' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Revoke the role' }).click();
+    await alertShows('LAST_PLATFORM_ADMIN', 409, 'Grant the role to another');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
     await auditShows('user_role.granted', 'alice@example.com');
     await auditShows('user_role.revoked', 'alice@example.com');
     await auditShows('session.revoked', 'alice@example.com');
@@ -292,6 +340,14 @@ describe('the admin console in Chromium', () => {
 
   it('validates an identity environment check by check', async () => {
     await openArea('Identity environments');
+    const form = page.getByRole('form', { name: 'Add an identity environment' });
+    await form.getByLabel('Environment key').fill('PARTNER');
+    await form.getByLabel('Display name').fill('Partner');
+    await form.getByLabel('Issuer').fill('http://id.partner.example/');
+    await form.getByLabel("The gateway's client id").fill('gateway');
+    await form.getByRole('button', { name: 'Add the environment' }).click();
+    await page.locator('#new-env-issuer-error').filter({ hasText: /\S/ }).waitFor();
+    await alertShows('VALIDATION_ERROR', 400, /^issuer /);
     await expectAccessible(page, 'environments');
     await page.getByRole('link', { name: 'PROD', exact: true }).click();
     await page.getByRole('button', { name: 'Validate the environment' }).click();

@@ -49,7 +49,12 @@ const store = fieldDefinitionStore<string, StoredGlobalDefinition, GlobalFieldRo
       updatedAt: new Date(row.updated_at),
     }),
     notFound: (key) => new GatewayError('NOT_FOUND', `There is no global field ${key}.`),
-    conflict: (key) => new GatewayError('CONFLICT', `A global field for ${key} already exists.`),
+    conflict: (key) => {
+      const message = `A global field for ${key} already exists.`;
+      return new GatewayError('CONFLICT', message, {
+        details: { issues: [{ location: 'body', path: 'profileFieldKey', message }] },
+      });
+    },
     onChange: async (trx) => {
       await bumpSchemaVersion(trx, GLOBAL_SCHEMA);
     },

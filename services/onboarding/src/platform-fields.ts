@@ -59,8 +59,12 @@ const store = fieldDefinitionStore<FieldKey, StoredDefinition, FieldRow, Platfor
   }),
   notFound: ({ platformKey, fieldKey }) =>
     new GatewayError('NOT_FOUND', `Platform ${platformKey} has no field ${fieldKey}.`),
-  conflict: ({ platformKey, fieldKey }) =>
-    new GatewayError('CONFLICT', `Platform ${platformKey} already has a field ${fieldKey}.`),
+  conflict: ({ platformKey, fieldKey }) => {
+    const message = `Platform ${platformKey} already has a field ${fieldKey}.`;
+    return new GatewayError('CONFLICT', message, {
+      details: { issues: [{ location: 'body', path: 'fieldKey', message }] },
+    });
+  },
   onChange: async (trx, { platformKey }) => {
     await bumpSchemaVersion(trx, platformSchema(platformKey));
     await reopenCompleteMemberships(trx, platformKey);

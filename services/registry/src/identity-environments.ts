@@ -210,8 +210,13 @@ export function decryptEnvironmentSecret(
 
 function conflictFrom(error: unknown): never {
   if (isUniqueViolation(error)) {
-    const what = error.constraint?.includes('issuer') ? 'issuer' : 'environment key';
-    throw new GatewayError('CONFLICT', `An identity environment with this ${what} already exists.`);
+    const issuer = error.constraint?.includes('issuer') === true;
+    const message = `An identity environment with this ${issuer ? 'issuer' : 'environment key'} already exists.`;
+    // The field it is about, so a form can show the answer beside it.
+    const path = issuer ? 'issuer' : 'environmentKey';
+    throw new GatewayError('CONFLICT', message, {
+      details: { issues: [{ location: 'body', path, message }] },
+    });
   }
   throw error;
 }

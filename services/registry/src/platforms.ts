@@ -257,10 +257,10 @@ async function issueMissingBffKeys(
 
 function conflictFrom(error: unknown): never {
   if (isUniqueViolation(error) && error.constraint?.includes('platform_key')) {
-    throw new GatewayError(
-      'CONFLICT',
-      'A platform with this key exists (archived keys stay reserved).',
-    );
+    const message = 'A platform with this key exists (archived keys stay reserved).';
+    throw new GatewayError('CONFLICT', message, {
+      details: { issues: [{ location: 'body', path: 'platformKey', message }] },
+    });
   }
   throw error;
 }

@@ -4,6 +4,9 @@ import type { ApiProblem } from './client.js';
 // and what to do. Codes of spec 7; a code without an entry shows the message alone.
 const explanations: Readonly<Record<string, string>> = {
   UNAUTHORIZED: 'Your session has ended. Sign in again.',
+  VALIDATION_ERROR: 'The gateway refused the values named below; correct them and try again.',
+  CONFLICT:
+    'It conflicts with what the gateway holds now. If someone else changed it, reload the page.',
   FORBIDDEN:
     'Your session may not do this: it needs the platform_admin role, signed in through the console.',
   LAST_PLATFORM_ADMIN:
@@ -23,11 +26,18 @@ const explanations: Readonly<Record<string, string>> = {
   NOT_FOUND: 'It no longer exists, or was never there. Reload the page.',
 };
 
-/** The lines an error alert shows: the gateway's message, then the explanation. */
+/**
+ * The lines an error alert shows: the gateway's message, the explanation, each field detail
+ * (`details.issues`, also shown beside its field where the form has one), then the code.
+ */
 export function explainProblem(problem: ApiProblem): string[] {
   const lines = [problem.message];
   const extra = explanations[problem.code];
   if (extra !== undefined && extra !== problem.message) lines.push(extra);
+  for (const [path, message] of Object.entries(problem.fieldErrors())) {
+    const line = path === '' ? message : `${path}: ${message}`;
+    if (line !== problem.message) lines.push(line);
+  }
   const revoked = problem.details?.revokedGatewaySessions;
   if (typeof revoked === 'number') {
     lines.push(`${revoked} gateway session(s) were revoked before the failure.`);

@@ -1,4 +1,4 @@
-import { useEffect, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { ProblemAlert } from '../ui/alerts.js';
 import { AuditPage } from '../pages/audit-page.js';
 import { EnvironmentPage, EnvironmentsPage } from '../pages/environments-page.js';
@@ -96,10 +96,21 @@ function NoAccessPage({ email }: { email: string }) {
 }
 
 function SignOutButton() {
+  const [problem, setProblem] = useState<unknown>();
   return (
-    <button type="button" className="secondary" onClick={() => void signOut()}>
-      Sign out
-    </button>
+    <>
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => {
+          setProblem(undefined);
+          signOut().catch(setProblem);
+        }}
+      >
+        Sign out
+      </button>
+      <ProblemAlert problem={problem} />
+    </>
   );
 }
 
@@ -133,9 +144,9 @@ function AdminLayout({ session }: { session: Extract<Session, { state: 'admin' }
             ))}
           </ul>
         </nav>
-        <span className="who">
+        <div className="who">
           {session.email} <SignOutButton />
-        </span>
+        </div>
       </header>
       <main id="main">{pageOf(segments, route.query, session)}</main>
     </>

@@ -202,7 +202,6 @@ function EnvironmentForm(props: { existing?: Environment; onSaved: (item: Enviro
         existing === undefined ? 'Add an identity environment' : 'Edit the identity environment'
       }
     >
-      <ProblemAlert problem={problem} />
       {existing === undefined
         ? text(
             'environmentKey',
@@ -256,6 +255,7 @@ function EnvironmentForm(props: { existing?: Environment; onSaved: (item: Enviro
         </div>
       ) : null}
       {text('postLogoutRedirectUri', 'Post-logout redirect URI (optional)', undefined, 'url')}
+      <ProblemAlert problem={problem} />
       <button type="submit" className="primary">
         {existing === undefined ? 'Add the environment' : 'Save the environment'}
       </button>

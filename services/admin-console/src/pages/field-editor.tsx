@@ -209,7 +209,6 @@ export function FieldEditor(props: EditorProps) {
       noValidate
       aria-label={props.creating ? 'Add a field' : 'Edit the field'}
     >
-      <ProblemAlert problem={problem} />
       {!props.global && props.creating
         ? input(
             'fieldKey',
@@ -322,6 +321,7 @@ export function FieldEditor(props: EditorProps) {
         </Field>
         {input('helpText', 'Help text', undefined, 'uiConfig.helpText')}
       </fieldset>
+      <ProblemAlert problem={problem} />
       <div className="actions">
         <button type="submit" className="primary">
           {props.creating ? 'Add the field' : 'Save the field'}

@@ -160,7 +160,7 @@ export function OnboardingPage({ platformKey }: { platformKey: string | undefine
         )}
       </Field>
       <Notice>{notice}</Notice>
-      <ProblemAlert problem={problem ?? loaded.problem} />
+      <ProblemAlert problem={platforms.problem ?? loaded.problem} />
       {data === undefined ? (
         <Loading what="fields" />
       ) : (
@@ -180,12 +180,11 @@ export function OnboardingPage({ platformKey }: { platformKey: string | undefine
                 })
               }
               onMove={move}
-              onArchive={(field) =>
-                act(
-                  () => calls.archive(field.fieldKey),
-                  `${field.label} is archived; its saved values are kept.`,
-                )
-              }
+              onArchive={async (field) => {
+                // A failure stays in the confirmation dialog, beside its button.
+                await calls.archive(field.fieldKey);
+                changed(`${field.label} is archived; its saved values are kept.`);
+              }}
               onRestore={(field) =>
                 act(
                   () => calls.update(field.fieldKey, { active: true }),
@@ -193,6 +192,7 @@ export function OnboardingPage({ platformKey }: { platformKey: string | undefine
                 )
               }
             />
+            <ProblemAlert problem={problem} />
             {editing === undefined ? (
               <button
                 type="button"

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { api, unwrap, type Schemas } from '../api/client.js';
+import { ProblemAlert } from '../ui/alerts.js';
 import { ConfirmAction } from '../ui/confirm-action.js';
 import { Checkbox } from '../ui/fields.js';
 import { SecretPanel } from '../ui/secret-panel.js';
@@ -19,7 +20,6 @@ export function CredentialsSection(props: {
   const [issued, setIssued] = useState<Issued[]>([]);
   const pairLabel = (id: string | null) =>
     platform.redirectPairs.find((pair) => pair.id === id)?.label ?? 'a removed pair';
-  const params = { params: { path: { platformKey: platform.platformKey } } };
   const shown = (answer: Schemas['CredentialResponse'], message: string) => {
     setIssued(answer.credentials);
     props.onChanged(answer.platform, message);
@@ -66,43 +66,75 @@ export function CredentialsSection(props: {
       {archived ? (
         <p>An archived platform has no keys; restore it first.</p>
       ) : (
-        <div className="actions">
-          {pairsWithoutKey.map((pair) => (
-            <button
-              key={pair.id}
-              type="button"
-              className="secondary"
-              onClick={() =>
-                void unwrap(
-                  api.POST('/v1/platforms/{platformKey}/credentials', {
-                    ...params,
-                    body: { kind: 'bff', redirectPairId: pair.id },
-                  }),
-                ).then((answer) => shown(answer, `A BFF key for ${pair.label} was issued.`))
-              }
-            >
-              Issue a BFF key for {pair.label}
-            </button>
-          ))}
-          {hasBackend ? null : (
-            <button
-              type="button"
-              className="secondary"
-              onClick={() =>
-                void unwrap(
-                  api.POST('/v1/platforms/{platformKey}/credentials', {
-                    ...params,
-                    body: { kind: 'backend' },
-                  }),
-                ).then((answer) => shown(answer, 'A backend key was issued.'))
-              }
-            >
-              Issue a backend key
-            </button>
-          )}
-        </div>
+        <IssueKeyButtons
+          platformKey={platform.platformKey}
+          pairsWithoutKey={pairsWithoutKey}
+          hasBackend={hasBackend}
+          onIssued={shown}
+        />
       )}
     </section>
+  );
+}
+
+/** Spec 4.10 issue: a BFF key for each pair without one, a backend key if there is none. */
+function IssueKeyButtons(props: {
+  platformKey: string;
+  pairsWithoutKey: readonly Schemas['RedirectPair'][];
+  hasBackend: boolean;
+  onIssued: (answer: Schemas['CredentialResponse'], message: string) => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<unknown>();
+  const issue = async (body: Schemas['CreateCredentialRequest'], message: string) => {
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      const answer = await unwrap(
+        api.POST('/v1/platforms/{platformKey}/credentials', {
+          params: { path: { platformKey: props.platformKey } },
+          body,
+        }),
+      );
+      props.onIssued(answer, message);
+    } catch (error) {
+      setProblem(error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <div className="actions">
+        {props.pairsWithoutKey.map((pair) => (
+          <button
+            key={pair.id}
+            type="button"
+            className="secondary"
+            disabled={busy}
+            onClick={() =>
+              void issue(
+                { kind: 'bff', redirectPairId: pair.id },
+                `A BFF key for ${pair.label} was issued.`,
+              )
+            }
+          >
+            Issue a BFF key for {pair.label}
+          </button>
+        ))}
+        {props.hasBackend ? null : (
+          <button
+            type="button"
+            className="secondary"
+            disabled={busy}
+            onClick={() => void issue({ kind: 'backend' }, 'A backend key was issued.')}
+          >
+            Issue a backend key
+          </button>
+        )}
+      </div>
+      <ProblemAlert problem={problem} />
+    </>
   );
 }
 

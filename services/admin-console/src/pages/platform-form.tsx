@@ -104,7 +104,6 @@ export function PlatformForm(props: PlatformFormProps) {
   const prefix = props.creating ? 'new-platform' : 'platform';
   return (
     <form onSubmit={(event) => void submit(event)} noValidate aria-label={props.submitLabel}>
-      <ProblemAlert problem={problem} />
       {props.creating ? (
         <Field
           id={`${prefix}-key`}
@@ -204,6 +203,7 @@ export function PlatformForm(props: PlatformFormProps) {
         errors={errors}
         onChange={(pairs) => set('redirectPairs', pairs)}
       />
+      <ProblemAlert problem={problem} />
       <button type="submit" className="primary" disabled={busy}>
         {busy ? 'Saving…' : props.submitLabel}
       </button>

@@ -90,6 +90,7 @@ export function PlatformPage({ platformKey }: { platformKey: string }) {
       <CredentialsSection platform={platform} onChanged={changed} />
       <section aria-labelledby="settings-title">
         <h2 id="settings-title">Settings and redirect pairs</h2>
+        <ProblemAlert problem={environments.problem} />
         {platform.status === 'archived' ? (
           <p>An archived platform cannot change; restore it first.</p>
         ) : (

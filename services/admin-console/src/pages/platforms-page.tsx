@@ -68,7 +68,7 @@ export function PlatformsPage() {
           onChange={setArchived}
         />
       </div>
-      <ProblemAlert problem={platforms.problem} />
+      <ProblemAlert problem={environments.problem ?? platforms.problem} />
       {platforms.data === undefined ? (
         platforms.loading ? (
           <Loading what="platforms" />

@@ -76,7 +76,7 @@ export function UsersPage({ selfId }: { selfId: string }) {
         </Field>
       </div>
       <Notice>{notice}</Notice>
-      <ProblemAlert problem={users.problem} />
+      <ProblemAlert problem={environments.problem ?? users.problem} />
       {users.data === undefined ? (
         users.loading ? (
           <Loading what="users" />
