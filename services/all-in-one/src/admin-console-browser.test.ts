@@ -338,6 +338,28 @@ describe('the admin console in Chromium', () => {
     await snapshot(page, 'audit');
   });
 
+  it('filters the audit log on the server by actor, platform and time, and names a refused filter', async () => {
+    await page.goto(`${gateway}/admin/audit`);
+    await page.getByLabel('Platform', { exact: true }).selectOption('SHOP');
+    await page.getByLabel('Actor', { exact: true }).fill('ADMIN@example.com');
+    const records = page.locator('.audit li');
+    await records.filter({ hasText: 'platform.credential_rotated' }).first().waitFor();
+    const shown = await records.locator('summary').allInnerTexts();
+    expect(shown.length).toBeGreaterThan(1);
+    for (const text of shown) expect(text).toMatch(/SHOP by admin@example\.com$/);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${shown.length} record(s).` })
+      .waitFor();
+
+    await page.getByLabel('From').fill('2099-01-02T00:00');
+    await page.getByLabel('Until').fill('2099-01-01T00:00');
+    await page.locator('#audit-until-error').filter({ hasText: 'must not be before' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'VALIDATION_ERROR (HTTP 400)' }).waitFor();
+    await page.getByLabel('Until').fill('');
+    await page.getByRole('status').filter({ hasText: '0 record(s).' }).waitFor();
+  });
+
   it('validates an identity environment check by check', async () => {
     await openArea('Identity environments');
     const form = page.getByRole('form', { name: 'Add an identity environment' });

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, unwrap, type Schemas } from '../api/client.js';
+import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
 import { Loading, ProblemAlert } from '../ui/alerts.js';
 import { Field } from '../ui/fields.js';
 import { useLoad } from '../ui/use-load.js';
@@ -37,109 +37,73 @@ const KINDS = [
   'admin.cookie_used',
 ] as const satisfies readonly Kind[];
 
-function listRecords(query: {
-  kind?: (typeof KINDS)[number];
-  targetKey?: string;
-  page: number;
-  pageSize: number;
-}) {
+type Filters = {
+  kind: string;
+  target: string;
+  actor: string;
+  platform: string;
+  from: string;
+  until: string;
+};
+
+/** A `datetime-local` value (the browser's time zone) as the ISO 8601 instant it names. */
+const instantOf = (local: string) => (local === '' ? undefined : new Date(local).toISOString());
+
+/** One page of records; every filter is the gateway's (spec 2.15, GET /v1/audit-records). */
+function listRecords(filters: Filters, page: number) {
+  const given = (name: string, value: string | undefined) =>
+    value === undefined || value.trim() === '' ? {} : { [name]: value.trim() };
+  const query: NonNullable<operations['listAuditRecords']['parameters']['query']> = {
+    page,
+    pageSize: PAGE_SIZE,
+    ...(filters.kind === '' ? {} : { kind: filters.kind as Kind }),
+    ...given('targetKey', filters.target),
+    ...given('actor', filters.actor),
+    ...given('platform', filters.platform),
+    ...given('from', instantOf(filters.from)),
+    ...given('to', instantOf(filters.until)),
+  };
   return unwrap(api.GET('/v1/audit-records', { params: { query } }));
 }
+
+const PAGE_SIZE = 100;
 
 const actorOf = (record: AuditRecord) =>
   record.actor.email ?? record.actor.clientId ?? record.actor.subject ?? record.actor.kind;
 
-/**
- * The audit log, newest first. Kind and target (a platform or environment key, or a user's
- * e-mail) are filtered by the gateway; actor and time narrow the page shown.
- */
+/** The audit log, newest first, narrowed by the gateway to the filters' records. */
 export function AuditPage({ initialTarget }: { initialTarget: string }) {
   usePageTitle('Audit log');
-  const [kind, setKind] = useState('');
-  const [target, setTarget] = useState(initialTarget);
-  const [actor, setActor] = useState('');
-  const [from, setFrom] = useState('');
-  const [until, setUntil] = useState('');
-  const [page, setPage] = useState(1);
-  const records = useLoad(
-    () =>
-      listRecords({
-        page,
-        pageSize: 100,
-        ...(kind === '' ? {} : { kind: kind as (typeof KINDS)[number] }),
-        ...(target.trim() === '' ? {} : { targetKey: target.trim() }),
-      }),
-    `${kind}|${target}|${page}`,
-  );
-  const shown = (records.data?.items ?? []).filter((record) => {
-    if (actor.trim() !== '' && !actorOf(record).toLowerCase().includes(actor.trim().toLowerCase()))
-      return false;
-    if (from !== '' && record.createdAt < new Date(from).toISOString()) return false;
-    if (until !== '' && record.createdAt > new Date(until).toISOString()) return false;
-    return true;
+  const [filters, setFilters] = useState<Filters>({
+    kind: '',
+    target: initialTarget,
+    actor: '',
+    platform: '',
+    from: '',
+    until: '',
   });
-  const pages = Math.max(1, Math.ceil((records.data?.total ?? 0) / 100));
+  const [page, setPage] = useState(1);
+  const platforms = useLoad(
+    async () => (await unwrap(api.GET('/v1/platforms'))).items,
+    'platforms',
+  );
+  const records = useLoad(() => listRecords(filters, page), `${JSON.stringify(filters)}|${page}`);
+  const set = (name: keyof Filters, value: string) => {
+    setFilters((previous) => ({ ...previous, [name]: value }));
+    setPage(1);
+  };
+  // A refused filter (400 VALIDATION_ERROR) is named beside its field.
+  const invalid = records.problem instanceof ApiProblem ? records.problem.fieldErrors() : {};
+  const pages = Math.max(1, Math.ceil((records.data?.total ?? 0) / PAGE_SIZE));
   return (
     <>
       <h1>Audit log</h1>
-      <div className="filters" role="search" aria-label="Filter audit records">
-        <Field id="audit-kind" label="Kind">
-          {(aria) => (
-            <select
-              {...aria}
-              value={kind}
-              onChange={(event) => {
-                setKind(event.target.value);
-                setPage(1);
-              }}
-            >
-              <option value="">All kinds</option>
-              {KINDS.map((item) => (
-                <option key={item} value={item}>
-                  {item}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field id="audit-target" label="Platform, environment or user e-mail">
-          {(aria) => (
-            <input
-              {...aria}
-              value={target}
-              onChange={(event) => {
-                setTarget(event.target.value);
-                setPage(1);
-              }}
-            />
-          )}
-        </Field>
-        <Field id="audit-actor" label="Actor contains" hint="Within this page.">
-          {(aria) => (
-            <input {...aria} value={actor} onChange={(event) => setActor(event.target.value)} />
-          )}
-        </Field>
-        <Field id="audit-from" label="From">
-          {(aria) => (
-            <input
-              {...aria}
-              type="datetime-local"
-              value={from}
-              onChange={(event) => setFrom(event.target.value)}
-            />
-          )}
-        </Field>
-        <Field id="audit-until" label="Until">
-          {(aria) => (
-            <input
-              {...aria}
-              type="datetime-local"
-              value={until}
-              onChange={(event) => setUntil(event.target.value)}
-            />
-          )}
-        </Field>
-      </div>
+      <AuditFilters
+        filters={filters}
+        invalid={invalid}
+        platformKeys={(platforms.data ?? []).map((platform) => platform.platformKey)}
+        onChange={set}
+      />
       <ProblemAlert problem={records.problem} />
       {records.data === undefined ? (
         records.loading ? (
@@ -147,11 +111,9 @@ export function AuditPage({ initialTarget }: { initialTarget: string }) {
         ) : null
       ) : (
         <>
-          <p role="status">
-            {shown.length} of {records.data.total} record(s).
-          </p>
+          <p role="status">{records.data.total} record(s).</p>
           <ol className="audit">
-            {shown.map((record) => (
+            {records.data.items.map((record) => (
               <li key={record.id}>
                 <details>
                   <summary>
@@ -209,5 +171,82 @@ export function AuditPage({ initialTarget }: { initialTarget: string }) {
         </>
       )}
     </>
+  );
+}
+
+function AuditFilters(props: {
+  filters: Filters;
+  invalid: Record<string, string>;
+  platformKeys: readonly string[];
+  onChange: (name: keyof Filters, value: string) => void;
+}) {
+  const { filters, invalid, onChange } = props;
+  const text = (name: 'target' | 'actor', label: string, hint?: string) => (
+    <Field
+      id={`audit-${name}`}
+      label={label}
+      hint={hint}
+      error={invalid[name === 'target' ? 'targetKey' : name]}
+    >
+      {(aria) => (
+        <input
+          {...aria}
+          value={filters[name]}
+          onChange={(event) => onChange(name, event.target.value)}
+        />
+      )}
+    </Field>
+  );
+  const time = (name: 'from' | 'until', label: string) => (
+    <Field id={`audit-${name}`} label={label} error={invalid[name === 'from' ? 'from' : 'to']}>
+      {(aria) => (
+        <input
+          {...aria}
+          type="datetime-local"
+          value={filters[name]}
+          onChange={(event) => onChange(name, event.target.value)}
+        />
+      )}
+    </Field>
+  );
+  return (
+    <div className="filters" role="search" aria-label="Filter audit records">
+      <Field id="audit-kind" label="Kind" error={invalid.kind}>
+        {(aria) => (
+          <select
+            {...aria}
+            value={filters.kind}
+            onChange={(event) => onChange('kind', event.target.value)}
+          >
+            <option value="">All kinds</option>
+            {KINDS.map((item) => (
+              <option key={item} value={item}>
+                {item}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {text('target', 'Platform, environment or user e-mail')}
+      {text('actor', 'Actor', "A user's e-mail or id, or a client id.")}
+      <Field id="audit-platform" label="Platform" error={invalid.platform}>
+        {(aria) => (
+          <select
+            {...aria}
+            value={filters.platform}
+            onChange={(event) => onChange('platform', event.target.value)}
+          >
+            <option value="">All platforms</option>
+            {props.platformKeys.map((key) => (
+              <option key={key} value={key}>
+                {key}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {time('from', 'From')}
+      {time('until', 'Until')}
+    </div>
   );
 }
