@@ -40,7 +40,9 @@ export type GatewayUnderTest = {
   adminToken: string;
   call: ApiCall;
   /** Starts another gateway instance on the same database with other settings. */
-  startAnother(env: Record<string, string>): Promise<{ call: ApiCall; close(): Promise<void> }>;
+  startAnother(
+    env: Record<string, string>,
+  ): Promise<{ call: ApiCall; url: string; close(): Promise<void> }>;
   close(): Promise<void>;
 };
 
@@ -136,6 +138,7 @@ export async function startGatewayUnderTest(
       const other = await open(loadConfig({ ...baseEnv, ...env, ...extraEnv }));
       return {
         call: callerOf(other.gateway.url, adminToken),
+        url: other.gateway.url,
         close: async () => {
           await other.gateway.close();
           await other.db.close();

@@ -20,24 +20,26 @@ export type ConsolePlatformState = 'created' | 'registered' | 'inactive';
 
 /**
  * Registers the console's platform when the registry does not have it, as the system (the
- * record `platform.created` names no user). A platform an admin deactivated or archived
- * stays so: the console then cannot sign in, and says so.
+ * record `platform.created` names the actor `system` / `edge`). It runs on an anonymous GET
+ * (`/admin/sign-in`), and that is safe because nothing of the request goes into the write:
+ * the key, the pair (from the configured base URL) and the settings are fixed, so a visitor
+ * can only cause the one platform the configuration describes to exist. It never changes a
+ * platform that exists: one an admin edited, deactivated or archived stays as it is (the
+ * console then cannot sign in, and says so). Concurrent first visits, on one edge or many,
+ * race on the registry's unique platform key: one creates it, the others' creates are
+ * refused (409) and they read the platform the winner made, so there is never a second one.
  */
 export async function ensureConsolePlatform(
   registry: Pick<Client<typeof RegistryService>, 'getPlatform' | 'createPlatform'>,
   baseUrl: string,
   requestId: string,
 ): Promise<ConsolePlatformState> {
-  try {
-    const { platform } = await registry.getPlatform({ platformKey: ADMIN_CONSOLE_PLATFORM_KEY });
-    return platform?.status === 'active' ? 'registered' : 'inactive';
-  } catch (error) {
-    if (fromConnectError(error).code !== 'NOT_FOUND') throw error;
-  }
+  const existing = await consolePlatformState(registry);
+  if (existing !== undefined) return existing;
   try {
     await registry.createPlatform({
       context: {
-        actor: { kind: 'system', subject: '', clientId: '', environmentKey: '', email: '' },
+        actor: { kind: 'system', subject: 'edge', clientId: '', environmentKey: '', email: '' },
         requestId,
       },
       platformKey: ADMIN_CONSOLE_PLATFORM_KEY,
@@ -57,8 +59,21 @@ export async function ensureConsolePlatform(
     });
     return 'created';
   } catch (error) {
-    // Another edge registered it at the same moment.
-    if (fromConnectError(error).code === 'CONFLICT') return 'registered';
+    if (fromConnectError(error).code !== 'CONFLICT') throw error;
+    // Another visit registered it first: its platform, as it is now.
+    return (await consolePlatformState(registry)) ?? 'inactive';
+  }
+}
+
+/** The state of the console's platform, or undefined when the registry has none. */
+async function consolePlatformState(
+  registry: Pick<Client<typeof RegistryService>, 'getPlatform'>,
+): Promise<Exclude<ConsolePlatformState, 'created'> | undefined> {
+  try {
+    const { platform } = await registry.getPlatform({ platformKey: ADMIN_CONSOLE_PLATFORM_KEY });
+    return platform?.status === 'active' ? 'registered' : 'inactive';
+  } catch (error) {
+    if (fromConnectError(error).code === 'NOT_FOUND') return undefined;
     throw error;
   }
 }
