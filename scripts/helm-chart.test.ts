@@ -1771,6 +1771,18 @@ describe('the chart rendered with other values', () => {
     expect(rendered.notes).toContain('auth-gateway-edge');
     expect(rendered.notes).toContain('gateway.example.com');
   });
+
+  it("says where the admin console is: the public URL's /admin/, or the local port's", () => {
+    expect(production.notes).toContain('Admin console: https://gateway.example.com/admin/\n');
+    expect(production.notes).toContain('platform_admin');
+    const local = renderChart({
+      config: { IDENTITY_ISSUER: 'https://id.example.com' },
+      secrets: { existingSecret: 'gateway-env' },
+    });
+    expect(local.notes).toContain(
+      `Admin console: http://localhost:${String(asMap(local.values.edge, 'edge').port)}/admin/ `,
+    );
+  });
 });
 
 describe('the chart with Prometheus metrics', () => {
