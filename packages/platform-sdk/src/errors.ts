@@ -7,6 +7,11 @@ export type SdkErrorCode =
   | 'INVALID_OPTIONS'
   /** Spec 4.4: the callback arrived without the pending cookie set by startLogin. */
   | 'LOGIN_NOT_PENDING'
+  /**
+   * The callback's login was started in another browser (a replayed callback URL), or its
+   * returnTo carries no nonce: the platform opens no session (login-binding.ts).
+   */
+  | 'LOGIN_NOT_THIS_BROWSER'
   /** Spec 2.9: the callback's `code` is missing, does not start with handoff_ or is too long. */
   | 'INVALID_CODE'
   /** startLogin's returnTo is empty or longer than 2048 characters (spec 4.1). */
@@ -35,15 +40,18 @@ export class GatewayPlatformError extends Error {
   override readonly name = 'GatewayPlatformError';
   readonly code: string;
   readonly status: number | undefined;
+  /** The gateway's `Retry-After` in seconds, when it sent one with 503 or 429. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     code: SdkErrorCode | (string & {}),
     message: string,
-    options: { status?: number; cause?: unknown } = {},
+    options: { status?: number; cause?: unknown; retryAfterSeconds?: number } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = options.status;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

@@ -56,7 +56,7 @@ export async function callGateway(settings: PlatformSettings, call: GatewayCall)
     throw new GatewayPlatformError(
       'GATEWAY_UNAVAILABLE',
       `The gateway answered the ${call.operation} with ${response.status}${describe(body)}`,
-      { status: response.status },
+      { status: response.status, ...retryAfterOf(response) },
     );
   }
   if (response.status < 200 || response.status > 299) {
@@ -84,6 +84,16 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** RFC 9110 10.2.3: `Retry-After` as delay-seconds or an HTTP-date, in whole seconds. */
+function retryAfterOf(response: Response): { retryAfterSeconds?: number } {
+  const value = response.headers.get('retry-after')?.trim();
+  if (value === undefined || value === '') return {};
+  if (/^\d+$/.test(value)) return { retryAfterSeconds: Number(value) };
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return {};
+  return { retryAfterSeconds: Math.max(0, Math.ceil((at - Date.now()) / 1000)) };
 }
 
 function errorCodeOf(body: unknown): string | undefined {

@@ -1,8 +1,9 @@
 import { readCookie } from './cookies.js';
 import { GatewayPlatformError } from './errors.js';
+import { exchangeHandoff } from './exchange-handoff.js';
 import { readExchangeResult } from './gateway-answers.js';
-import { callGateway } from './gateway-request.js';
 import type { ExchangeResult } from './gateway-types.js';
+import { isLoginOfThisBrowser, takeLoginNonce } from './login-binding.js';
 import type { PlatformSettings } from './options.js';
 import { clearPendingCookie } from './start-login.js';
 
@@ -31,11 +32,14 @@ export function isHandoffCode(code: unknown): code is string {
 
 /**
  * Spec 4.4, the platform callback: the login must be pending (the cookie set by startLogin),
- * the code well-formed; then the code is redeemed once with the BFF key, and the answer is
- * accepted only for the expected environment and this platform. Throws GatewayPlatformError:
- * LOGIN_NOT_PENDING, INVALID_CODE, UNEXPECTED_ENVIRONMENT, UNEXPECTED_PLATFORM,
- * GATEWAY_UNAVAILABLE, or the gateway's code (404 NOT_FOUND: invalid, expired or used code;
- * 401: bad BFF key).
+ * the code well-formed; then the code is redeemed with the BFF key (again after a 503 or no
+ * answer, exchange-handoff.ts), and the answer is accepted only for the login this browser
+ * started (the nonce in returnTo, login-binding.ts), the expected environment and this
+ * platform. result.returnTo comes back without the nonce. Throws GatewayPlatformError:
+ * LOGIN_NOT_PENDING, INVALID_CODE, LOGIN_NOT_THIS_BROWSER, UNEXPECTED_ENVIRONMENT,
+ * UNEXPECTED_PLATFORM, GATEWAY_UNAVAILABLE (the code may still be good: keep the pending
+ * cookie), or the gateway's code (404 NOT_FOUND: invalid, expired or ended code; 401: bad
+ * BFF key).
  */
 export async function handleCallback(
   settings: PlatformSettings,
@@ -54,13 +58,18 @@ export async function handleCallback(
       'The callback code is missing, does not start with handoff_ or is longer than 200',
     );
   }
-  const body = await callGateway(settings, {
-    path: '/v1/auth/exchange',
-    operation: 'exchange',
-    credentials: settings.bffKey,
-    body: { code: request.code },
-  });
-  const result = readExchangeResult(body);
+  const answered = readExchangeResult(await exchangeHandoff(settings, request.code));
+  // The gateway gives a replayed callback URL the session of the login it belongs to; only
+  // the browser holding that login's secret may have it. The session is left alone: it is
+  // the other browser's, and that browser's callback still gets it.
+  const bound = takeLoginNonce(answered.returnTo);
+  if (bound === undefined || !isLoginOfThisBrowser(bound.nonce, pending)) {
+    throw new GatewayPlatformError(
+      'LOGIN_NOT_THIS_BROWSER',
+      'The callback belongs to a login that this browser did not start',
+    );
+  }
+  const result: ExchangeResult = { ...answered, returnTo: bound.returnTo };
   // Spec 4.4: the platform must reject an exchange from another environment than expected.
   if (result.environment.key !== settings.expectedEnvironment) {
     throw new GatewayPlatformError(

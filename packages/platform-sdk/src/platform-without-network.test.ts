@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { GatewayPlatformError } from './errors.js';
 import { createGatewayPlatform, type GatewayPlatform } from './gateway-platform.js';
+import { loginNonceOf } from './login-binding.js';
 
 // What the SDK decides before calling the gateway: the start URL and pending cookie, and the
 // callback refusals of spec 4.4. The fetch fails the test if it is ever called.
@@ -30,17 +31,21 @@ async function refusal(promise: Promise<unknown>): Promise<GatewayPlatformError>
 }
 
 describe('startLogin (spec 4.1, 4.4)', () => {
-  it('builds the start URL and a fresh random pending cookie', () => {
+  it('builds the start URL and a fresh random pending cookie whose hash rides in returnTo', () => {
     const first = platform().startLogin({ returnTo: 'http://localhost:3000/orders?page=2' });
     const url = new URL(first.url);
     expect(`${url.origin}${url.pathname}`).toBe('http://localhost:8080/v1/auth/start');
+    const secret =
+      /^gw_login_pending=([A-Za-z0-9_-]{43}); Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/.exec(
+        first.setCookie,
+      )?.[1];
+    expect(secret).toBeDefined();
     expect(Object.fromEntries(url.searchParams)).toEqual({
       platformKey: 'SHOP',
-      returnTo: 'http://localhost:3000/orders?page=2',
+      returnTo: `http://localhost:3000/orders?page=2&gw_login_nonce=${loginNonceOf(secret ?? '')}`,
     });
-    expect(first.setCookie).toMatch(
-      /^gw_login_pending=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
-    );
+    // The start URL (kept in browser history) never shows the secret itself.
+    expect(first.url).not.toContain(secret);
     expect(platform().startLogin().setCookie).not.toBe(first.setCookie);
   });
 
@@ -51,7 +56,7 @@ describe('startLogin (spec 4.1, 4.4)', () => {
     });
     expect(Object.fromEntries(new URL(url).searchParams)).toEqual({
       platformKey: 'SHOP',
-      returnTo: '/',
+      returnTo: expect.stringMatching(/^\/\?gw_login_nonce=[A-Za-z0-9_-]{43}$/),
       defaultScreen: 'up',
       onboardingMode: 'platform',
     });
@@ -60,9 +65,11 @@ describe('startLogin (spec 4.1, 4.4)', () => {
 
   it('refuses an empty or over-long returnTo', () => {
     expect(() => platform().startLogin({ returnTo: '' })).toThrow(GatewayPlatformError);
-    expect(() => platform().startLogin({ returnTo: `/${'x'.repeat(2048)}` })).toThrow(
-      '2048 characters',
+    // The login's nonce rides in returnTo too: 59 of the gateway's 2048 characters.
+    expect(() => platform().startLogin({ returnTo: `/${'x'.repeat(1989)}` })).toThrow(
+      'returnTo must have 1 to 1989 characters',
     );
+    expect(() => platform().startLogin({ returnTo: `/${'x'.repeat(1988)}` })).not.toThrow();
   });
 });
 

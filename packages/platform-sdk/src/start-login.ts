@@ -1,5 +1,6 @@
 import { deleteCookie, randomCookieValue, serializeCookie } from './cookies.js';
 import { GatewayPlatformError } from './errors.js';
+import { loginNonceOf, withLoginNonce } from './login-binding.js';
 import type { PlatformSettings } from './options.js';
 
 export type OnboardingMode = 'none' | 'platform' | 'central';
@@ -29,16 +30,23 @@ export type StartLogin = {
  * SameSite=Lax, a random value) on the platform's own domain that handleCallback requires.
  * Without it an attacker could send a victim's browser to the callback with the attacker's
  * own handoff code and sign the victim in as the attacker (login CSRF); the gateway carries
- * no platform state, so this cookie is the platform's protection.
+ * no platform state, so this cookie is the platform's protection. Its value is a secret whose
+ * hash rides in returnTo, so the callback also refuses a callback URL replayed in another
+ * browser (login-binding.ts).
  */
 export function startLogin(
   settings: PlatformSettings,
   request: StartLoginRequest = {},
 ): StartLogin {
-  const returnTo = request.returnTo ?? '/';
-  // Spec 4.1, 8: 1 to 2048 characters. The gateway judges the rest (4.1.1).
-  if (returnTo.length < 1 || returnTo.length > 2048) {
-    throw new GatewayPlatformError('INVALID_RETURN_TO', 'returnTo must have 1 to 2048 characters');
+  const secret = randomCookieValue();
+  const given = request.returnTo ?? '/';
+  const returnTo = withLoginNonce(given, loginNonceOf(secret));
+  // Spec 4.1, 8: 1 to 2048 characters, the nonce included. The gateway judges the rest (4.1.1).
+  if (given.length < 1 || returnTo.length > 2048) {
+    throw new GatewayPlatformError(
+      'INVALID_RETURN_TO',
+      `returnTo must have 1 to ${2048 - (returnTo.length - given.length)} characters (the gateway takes 2048 characters, the login's nonce included)`,
+    );
   }
   const query = new URLSearchParams({ platformKey: settings.platformKey, returnTo });
   if (request.defaultScreen !== undefined) query.set('defaultScreen', request.defaultScreen);
@@ -46,7 +54,7 @@ export function startLogin(
   const { name, ...attributes } = settings.pendingCookie;
   return {
     url: `${settings.gatewayUrl}/v1/auth/start?${query.toString()}`,
-    setCookie: serializeCookie(name, randomCookieValue(), attributes),
+    setCookie: serializeCookie(name, secret, attributes),
   };
 }
 

@@ -233,7 +233,9 @@ describe('signing in through the Express middleware (spec 1, 4.1, 4.4)', () => {
     expect(`${start.origin}${start.pathname}`).toBe(`${t.gateway.url}/v1/auth/start`);
     expect(Object.fromEntries(start.searchParams)).toEqual({
       platformKey: 'SDK_APP',
-      returnTo: `${appOrigin}/me?tab=2`,
+      returnTo: expect.stringMatching(
+        new RegExp(`^${appOrigin}/me\\?tab=2&gw_login_nonce=[A-Za-z0-9_-]{43}$`),
+      ),
       defaultScreen: 'up',
     });
     expect(login.setCookies).toEqual([
@@ -288,7 +290,9 @@ describe('signing in through the Express middleware (spec 1, 4.1, 4.4)', () => {
   it('never sends a returnTo off the site to the gateway', async () => {
     serve(sdk().platform);
     const login = await visit(newBrowser(), `${appOrigin}/auth/login?returnTo=//evil.example/x`);
-    expect(new URL(login.location ?? '').searchParams.get('returnTo')).toBe(`${appOrigin}/`);
+    const returnTo = new URL(login.location ?? '').searchParams.get('returnTo') ?? '';
+    expect(new URL(returnTo).origin).toBe(appOrigin);
+    expect(new URL(returnTo).pathname).toBe('/');
   });
 });
 
@@ -320,6 +324,73 @@ describe('what the callback refuses (spec 4.4)', () => {
 
     // The code was not spent: the browser that started the login still gets in.
     expect((await visit(browser, callbackUrl)).status).toBe(302);
+  });
+
+  it('refuses a callback URL replayed in a browser that started its own login, and the code still works for its own browser', async () => {
+    const { platform, calls } = sdk();
+    const { kept } = serve(platform);
+    const victim = newBrowser();
+    const callbackUrl = await reachPlatformCallback(victim, t.gateway.url);
+
+    // The attacker starts a login here (a pending cookie of their own), then opens the
+    // victim's callback URL, from the victim's history or an access log.
+    const attacker = newBrowser();
+    expect((await visit(attacker, `${appOrigin}/auth/login?returnTo=%2Fme`)).status).toBe(302);
+    const direct = await failureOf(
+      platform.handleCallback({
+        code: new URL(callbackUrl).searchParams.get('code') ?? undefined,
+        cookieHeader: attacker.app.headerFor(callbackUrl),
+      }),
+    );
+    expect(direct).toMatchObject({ code: 'LOGIN_NOT_THIS_BROWSER', status: undefined });
+    const replay = await visit(attacker, callbackUrl);
+    expect(replay.status).toBe(403);
+    expect(replay.text).toBe('This sign-in was not started here. Please sign in again.');
+    expect(replay.setCookies.some((c) => c.startsWith('platform_session='))).toBe(false);
+    expect(kept.size).toBe(0);
+    expect((await visit(attacker, `${appOrigin}/`)).text).toBe('signed out');
+
+    // The refusals left the victim's login alone: its own callback signs it in.
+    const landed = await visit(victim, callbackUrl);
+    expect(landed.status).toBe(302);
+    expect(landed.location).toBe(`${appOrigin}/me`);
+    expect((await visit(victim, `${appOrigin}/`)).text).toBe('user-1');
+    expect(kept.size).toBe(1);
+    expect(calls.count('/v1/auth/exchange')).toBe(3);
+  });
+
+  it('refuses a callback whose login carried no nonce or another one', async () => {
+    const { platform, calls } = sdk();
+    const { kept } = serve(platform);
+    const another = platform.startLogin({ returnTo: `${appOrigin}/me` });
+    const anotherReturnTo = new URL(another.url).searchParams.get('returnTo') ?? '';
+    for (const returnTo of [`${appOrigin}/me`, anotherReturnTo]) {
+      // A pending cookie from this platform's login route, then a start that is not its own:
+      // straight at the gateway, with a returnTo without a nonce or with another login's.
+      const browser = newBrowser();
+      expect((await visit(browser, `${appOrigin}/auth/login?returnTo=%2Fme`)).status).toBe(302);
+      const start = await visit(
+        browser,
+        `${t.gateway.url}/v1/auth/start?platformKey=SDK_APP&returnTo=${encodeURIComponent(returnTo)}`,
+      );
+      const back = await t.provider.browser().signIn(start.location ?? '', 'user-1');
+      const callback = await visit(browser, `${t.gateway.url}${back.pathname}${back.search}`);
+      const callbackUrl = callback.location ?? '';
+      expect(callbackUrl).toContain('code=handoff_');
+
+      const direct = await failureOf(
+        platform.handleCallback({
+          code: new URL(callbackUrl).searchParams.get('code') ?? undefined,
+          cookieHeader: browser.app.headerFor(callbackUrl),
+        }),
+      );
+      expect(direct.code).toBe('LOGIN_NOT_THIS_BROWSER');
+      const refused = await visit(browser, callbackUrl);
+      expect(refused.status).toBe(403);
+      expect(refused.setCookies.some((c) => c.startsWith('platform_session='))).toBe(false);
+    }
+    expect(kept.size).toBe(0);
+    expect(calls.count('/v1/auth/exchange')).toBe(4);
   });
 
   it('answers a repeated callback the same session until it is signed out, then refuses the code with NOT_FOUND', async () => {
@@ -558,6 +629,28 @@ describe('when the gateway is unavailable (spec 4.5)', () => {
     expect((await visit(browser, `${appOrigin}/me`)).status).toBe(200);
     // The unavailable answers were not cached: each visit asked the gateway.
     expect(calls.count('/v1/auth/introspect')).toBe(3);
+  });
+
+  it('keeps the pending login when the exchange gets no answer, so a reload of the callback signs in', async () => {
+    const gatewayUrl = `http://localhost:${proxy.port}`;
+    const { platform, calls } = sdk({ gatewayUrl });
+    serve(platform);
+    const browser = newBrowser();
+    const callbackUrl = await reachPlatformCallback(browser, gatewayUrl);
+
+    await proxy.cut();
+    const unavailable = await visit(browser, callbackUrl);
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.text).toBe('Sign-in is temporarily unavailable. Please try again.');
+    expect(unavailable.setCookies).toEqual([]);
+    // The SDK tried the exchange again before it gave up (exchange-handoff.ts: three tries).
+    expect(calls.count('/v1/auth/exchange')).toBe(3);
+
+    await proxy.restore();
+    const reloaded = await visit(browser, callbackUrl);
+    expect(reloaded.status).toBe(302);
+    expect(reloaded.location).toBe(`${appOrigin}/me`);
+    expect((await visit(browser, `${appOrigin}/`)).text).toBe('user-1');
   });
 
   it('answers unavailable after timeoutMs and does not cache the time-out', async () => {

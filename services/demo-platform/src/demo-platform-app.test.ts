@@ -19,6 +19,8 @@ let calls: GatewayCall[];
 let introspection: 'active' | 'inactive' | 'down' | 'refused';
 let logoutUrl: string | null;
 let issued = 0;
+/** The returnTo of the last start, which the gateway gives back in the exchange (spec 4.4). */
+let startedReturnTo = 'http://localhost:3000/me';
 const logged: string[] = [];
 
 const exchangeBody = {
@@ -67,6 +69,7 @@ const fakeGateway: typeof fetch = async (input, init) => {
         ? json(200, {
             ...exchangeBody,
             session: { ...exchangeBody.session, gatewayToken: `gw-token-${(issued += 1)}` },
+            returnTo: startedReturnTo,
           })
         : json(404, { code: 'NOT_FOUND', message: 'Unknown handoff code.' });
     case '/v1/auth/introspect':
@@ -156,6 +159,8 @@ async function signIn() {
   const login = await b.get('/auth/login?returnTo=%2Fme');
   expect(login.status).toBeGreaterThanOrEqual(300);
   expect(login.status).toBeLessThan(400);
+  const start = new URL(login.headers.get('location') ?? '');
+  startedReturnTo = start.searchParams.get('returnTo') ?? '';
   const callback = await b.get('/auth/callback?code=handoff_good');
   expect(callback.status).toBeGreaterThanOrEqual(300);
   expect(callback.status).toBeLessThan(400);

@@ -88,6 +88,7 @@ function callbackFailure(error: GatewayPlatformError): { status: number; text: s
     case 'GATEWAY_UNAVAILABLE':
       return { status: 503, text: 'Sign-in is temporarily unavailable. Please try again.' };
     case 'LOGIN_NOT_PENDING':
+    case 'LOGIN_NOT_THIS_BROWSER':
     case 'UNEXPECTED_ENVIRONMENT':
     case 'UNEXPECTED_PLATFORM':
       return { status: 403, text: 'This sign-in was not started here. Please sign in again.' };
@@ -202,7 +203,6 @@ function finishSignInRoute(
   return async function finishSignIn(req, res) {
     // The URL carries a one-time code: no caching, no Referer.
     res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');
-    res.append('Set-Cookie', platform.clearPendingCookie());
     let result: ExchangeResult;
     try {
       ({ result } = await platform.handleCallback({
@@ -212,10 +212,16 @@ function finishSignInRoute(
     } catch (error) {
       if (!(error instanceof GatewayPlatformError)) throw error;
       settings.onError(error, req);
+      // Unavailable: the code may still be good, so the pending cookie stays and a reload of
+      // the callback tries again.
+      if (error.code !== 'GATEWAY_UNAVAILABLE') {
+        res.append('Set-Cookie', platform.clearPendingCookie());
+      }
       const { status, text } = callbackFailure(error);
       sendText(res, status, text);
       return;
     }
+    res.append('Set-Cookie', platform.clearPendingCookie());
     // A new session id at every sign-in (no session fixation); the previous one is ended.
     const previous = sessions.keyOf(req);
     if (previous !== undefined) await sessions.end(previous);
