@@ -14,7 +14,7 @@ import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-p
 // The browser end-to-end suite in a real browser (Chromium) against the README's first
 // command: sign in, sign up, the onboarding page (global and central), logout through the
 // identity end-session and back, a second platform on another identity environment, a reused
-// handoff code and a forged callback without the pending cookie.
+// handoff code replayed in another browser and a forged callback without the pending cookie.
 // A real browser also holds the pages to what fetch does not check: the
 // Content-Security-Policy, the Origin a form POST carries, and cookies shared by localhost's
 // ports. Failures leave a screenshot and a log in the folder launchTestBrowser prints
@@ -190,7 +190,7 @@ describe('the demo platform in Chromium', () => {
     }
   });
 
-  it('refuses a handoff code replayed after its user signed out', async () => {
+  it('refuses a reused handoff code', async () => {
     let callbackUrl: string | undefined;
     await browser.withPage('reused-code-first-use', async (page, context) => {
       page.on('request', (request) => {
@@ -203,17 +203,18 @@ describe('the demo platform in Chromium', () => {
       // What expectSignedOut looks for: a signed-in browser holds the platform's session.
       const names = (await context.cookies(demo)).map((cookie) => cookie.name);
       expect(names).toContain(SESSION_COOKIE);
-      // Until the code expires its exchange answers the same session again (a platform's
-      // retry; docs/decisions.md); signing out ends the session and with it the code.
-      await page.click('text=Sign out');
-      await page.waitForURL(`${demo}/`);
     });
     expect(callbackUrl).toMatch(/code=handoff_/);
     await browser.withPage('reused-code-replay', async (page, context) => {
-      // Even with a pending cookie (the login-CSRF check passes), the spent code is refused.
-      await context.addCookies([{ name: PENDING_COOKIE, value: 'replayed', url: demo }]);
+      // Another browser starts a login of its own at the demo (the login-CSRF check passes),
+      // then replays alice's callback URL while her session and its code are still live.
+      await page.goto(`${demo}/`);
+      await page.click('text=Sign in');
+      await page.locator('input[name="password"]').waitFor();
+      const names = (await context.cookies(demo)).map((cookie) => cookie.name);
+      expect(names).toContain(PENDING_COOKIE);
       const replay = await page.goto(callbackUrl ?? '');
-      expect(replay?.status()).toBeGreaterThanOrEqual(400);
+      expect(replay?.status()).toBe(403);
       await expectSignedOut(context);
     });
   });
