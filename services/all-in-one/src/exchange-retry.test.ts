@@ -192,7 +192,9 @@ describe('an exchange while Redis is frozen', () => {
     // frozen have run. They came after their deadline and left every code pending.
     expect(await redis.ping()).toBe('PONG');
     for (const code of codes) {
-      expect(await redis.get(`ho:${hashToken(code)}`)).toMatch(/^\d+\n\{/);
+      // The handoff's key carries the login's slot tag, the code's first eight hex digits.
+      const tag = /^handoff_([0-9a-f]{8})\./.exec(code)?.[1];
+      expect(await redis.get(`ho:{${tag}}${hashToken(code)}`)).toMatch(/^\d+\n\{/);
     }
 
     for (const code of codes) {

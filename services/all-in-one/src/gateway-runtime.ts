@@ -34,7 +34,6 @@ import {
   type ServiceTarget,
 } from '@gateway/rpc';
 import type { Logger } from '@gateway/telemetry';
-import type { Redis } from 'ioredis';
 
 export const allSchemaMigrations = [registryMigrations, onboardingMigrations, authFlowMigrations];
 
@@ -137,9 +136,7 @@ function openAuthFlowStore(
   logger: Logger,
 ): { store: AuthFlowStore; purge: NodeJS.Timeout | undefined } {
   if (redis !== undefined) {
-    // The store is typed for one connection; a Cluster has every command and option it uses
-    // (keyPrefix), and runs each script on the node of its keys' hash slot.
-    return { store: createRedisAuthFlowStore(redis as Redis), purge: undefined };
+    return { store: createRedisAuthFlowStore(redis), purge: undefined };
   }
   const sqlStore = createSqlAuthFlowStore(db);
   const purge = setInterval(() => {

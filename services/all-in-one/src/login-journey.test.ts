@@ -126,7 +126,8 @@ describe('the sign-in journey', () => {
     const target = new URL(landed.location ?? '');
     expect(`${target.origin}${target.pathname}`).toBe('http://localhost:3000/auth/callback');
     code = target.searchParams.get('code') ?? '';
-    expect(code).toMatch(/^handoff_[A-Za-z0-9_-]{43,}$/);
+    // The login's slot tag, then the random part (slot-tags.ts).
+    expect(code).toMatch(/^handoff_[0-9a-f]{8}\.[A-Za-z0-9_-]{43}$/);
     const cookie = sessionCookieOf(landed.headers);
     expect(cookie.attributes).toMatch(/HttpOnly/i);
     expect(cookie.attributes).toMatch(/Path=\//i);

@@ -1,6 +1,5 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { AccountSchema, LocalUserSchema } from '@gateway/contracts';
-import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
@@ -9,6 +8,7 @@ import { createSecurityAudit, type SecurityAudit } from './security-audit.js';
 import { isUuid } from './store/auth-flow-store.js';
 import { isUserActive } from './user-status-watch.js';
 import { findUser, hasRole, PLATFORM_ADMIN, userStatus, type UserRow } from './users.js';
+import { hashCredential } from './store/slot-tags.js';
 
 type Account = MessageInitShape<typeof AccountSchema>;
 type LocalUser = MessageInitShape<typeof LocalUserSchema>;
@@ -79,7 +79,7 @@ async function authenticateSession(
 ): Promise<SessionCaller> {
   const unauthorized = () => new GatewayError('UNAUTHORIZED', 'The gateway session is not valid.');
   if (sessionToken === '') throw unauthorized();
-  const session = await deps.store.getSession(hashToken(sessionToken), deps.now().getTime());
+  const session = await deps.store.getSession(hashCredential(sessionToken), deps.now().getTime());
   if (session === undefined) throw unauthorized();
   // Spec 3.8: a soft-deleted or suspended user's sessions authenticate nothing. The status
   // comes from the user-status watch while it is live, else it is read by primary key.

@@ -23,6 +23,7 @@ import type {
   SessionRecord,
   TransactionRecord,
 } from './store/auth-flow-store.js';
+import { hashCredential, slotTagOf, taggedToken } from './store/slot-tags.js';
 import {
   findUser,
   grantRole,
@@ -100,8 +101,14 @@ async function startLogin(
   });
   const client = await deps.environments.get(prepared.environmentKey);
   const document = await deps.discovery.get(client.issuer);
-  const secrets = { state: randomToken(), nonce: randomToken(), verifier: randomToken() };
-  const transaction = newTransaction(deps, prepared, secrets);
+  // The state carries the transaction's slot tag, as the session token and the code will.
+  const id = randomUUID();
+  const secrets = {
+    state: taggedToken(slotTagOf(id)),
+    nonce: randomToken(),
+    verifier: randomToken(),
+  };
+  const transaction = newTransaction(deps, prepared, id, secrets);
   const authorizeUrl = buildAuthorizeUrl(document, {
     clientId: client.clientId,
     redirectUri: deps.settings.callbackUrl,
@@ -120,13 +127,13 @@ type PreparedLogin = Awaited<ReturnType<AuthFlowDeps['registry']['prepareLogin']
 function newTransaction(
   deps: LoginDeps,
   prepared: PreparedLogin,
+  id: string,
   secrets: { state: string; nonce: string; verifier: string },
 ): TransactionRecord {
-  const id = randomUUID();
   const createdAt = deps.now().getTime();
   return {
     id,
-    stateHash: hashToken(secrets.state),
+    stateHash: hashCredential(secrets.state),
     nonceHash: hashToken(secrets.nonce),
     pkceVerifierEncrypted: deps.keyring.encrypt(secrets.verifier, `pkce:${id}`),
     platformId: prepared.platformId,
@@ -242,7 +249,7 @@ async function endRefusedLogin(
   at: Date,
   attempt: SignInAttempt,
 ): Promise<never> {
-  const transaction = await deps.store.consumeTransaction(hashToken(state), at.getTime());
+  const transaction = await deps.store.consumeTransaction(hashCredential(state), at.getTime());
   if (transaction !== undefined) noteTransaction(attempt, transaction);
   throw authorizationErrorRefusal(identityError);
 }
@@ -261,7 +268,7 @@ async function consumeTransaction(
   at: Date,
   attempt: SignInAttempt,
 ): Promise<{ transaction: TransactionRecord; client: Client }> {
-  const transaction = await deps.store.consumeTransaction(hashToken(state), at.getTime());
+  const transaction = await deps.store.consumeTransaction(hashCredential(state), at.getTime());
   if (transaction === undefined) {
     throw new GatewayError('NOT_FOUND', 'The login is unknown, expired or already used.');
   }
@@ -377,7 +384,7 @@ function newSession(
   },
 ): { session: SessionRecord; sessionToken: string } {
   const { transaction, client, user, at } = parts;
-  const sessionToken = randomToken();
+  const sessionToken = taggedToken(slotTagOf(transaction.id));
   const id = randomUUID();
   const snapshot = {
     issuer: user.issuer,
@@ -388,7 +395,7 @@ function newSession(
   };
   const session: SessionRecord = {
     id,
-    tokenHash: hashToken(sessionToken),
+    tokenHash: hashCredential(sessionToken),
     userId: user.id,
     environmentKey: client.environmentKey,
     platformKey: transaction.platformKey,
@@ -464,7 +471,7 @@ async function boundTransaction(
   request: ResumeRequest,
 ): Promise<{ transaction: TransactionRecord; session: SessionRecord; userId: string }> {
   const at = deps.now().getTime();
-  const session = await deps.store.getSession(hashToken(request.sessionToken), at);
+  const session = await deps.store.getSession(hashCredential(request.sessionToken), at);
   if (session === undefined) throw new GatewayError('UNAUTHORIZED', 'Sign in first.');
   const transaction = await deps.store.getTransaction(request.transactionId);
   if (transaction === undefined || transaction.consumedAt === null || transaction.userId === null) {
@@ -529,8 +536,8 @@ function newHandoff(
   sessionToken: string,
   snapshot: HandoffSnapshot,
 ): { code: string; record: HandoffRecord } {
-  const code = `handoff_${randomToken()}`;
-  const codeHash = hashToken(code);
+  const code = taggedToken(slotTagOf(transaction.id), 'handoff_');
+  const codeHash = hashCredential(code);
   const createdAt = deps.now().getTime();
   return {
     code,

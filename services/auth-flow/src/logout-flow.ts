@@ -1,9 +1,9 @@
-import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { openIdToken } from './id-token-sealing.js';
 import { createSecurityAudit } from './security-audit.js';
+import { hashCredential } from './store/slot-tags.js';
 
 /** Spec 8: the logout `state` is valid for 1 hour. */
 const LOGOUT_STATE_TTL_MS = 60 * 60 * 1000;
@@ -28,7 +28,10 @@ export function createLogoutFlow(deps: AuthFlowDeps, environments: EnvironmentCl
     returnTo: string | undefined;
   }) {
     if (request.sessionToken === undefined) return { logoutUrl: null };
-    const session = await store.revokeSession(hashToken(request.sessionToken), now().getTime());
+    const session = await store.revokeSession(
+      hashCredential(request.sessionToken),
+      now().getTime(),
+    );
     if (session === undefined) return { logoutUrl: null };
     await audit.logout(session);
     const client = await environments.get(session.environmentKey);

@@ -12,7 +12,6 @@ import {
   openRegistryChangeFeed,
   RedisNotDurableError,
 } from '@gateway/db';
-import type { Redis } from 'ioredis';
 import { combineRoutes, createServiceTransport, runServiceProcess } from '@gateway/rpc';
 import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
 import { createAuthFlowRoutes, createAuthFlowServiceImpl } from './auth-flow-service.js';
@@ -69,7 +68,7 @@ await runServiceProcess({
       db,
       // The store is typed for one connection; a Cluster has every command and option it
       // uses (keyPrefix), and runs each script on the node of its keys' hash slot.
-      store: createRedisAuthFlowStore(redis as Redis),
+      store: createRedisAuthFlowStore(redis),
       registry: cachingRegistryAnswers(
         createClient(RegistryService, remote(config.registryServiceUrl)),
         feed,

@@ -18,6 +18,7 @@ import { createSessionHandoff } from './session-handoff.js';
 import type { AuthFlowStore, SessionRecord, TransactionRecord } from './store/auth-flow-store.js';
 import { createSqlAuthFlowStore } from './store/sql-auth-flow-store.js';
 import { MINUTE, newTransaction } from './store/testing/fixtures.js';
+import { hashCredential } from './store/slot-tags.js';
 import { openRedisStore, type RedisStoreHandle } from './store/testing/store-harness.js';
 import { testAuthFlowDeps } from './testing/test-deps.js';
 import { provisionUser, type UserRow } from './users.js';
@@ -382,11 +383,11 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
   it('keeps the session token encrypted in the stored handoff, pending and redeemed, and no other secret (spec 2.9)', async () => {
     const user = await newUser();
     const { token, code } = await resumed(user);
-    const codeHash = hashToken(code);
+    const codeHash = hashCredential(code);
     const stored = async () =>
       store.kind === 'sql'
         ? JSON.stringify(await db.knex('authflow.handoffs').where({ code_hash: codeHash }).first())
-        : await redis.redis.get(`ho:${codeHash}`);
+        : await redis.redis.get(`ho:${codeHash.replace(/^([0-9a-f]{8})\./, '{$1}')}`);
     const pending = await stored();
     await exchange(code);
     for (const value of [pending, await stored()]) {

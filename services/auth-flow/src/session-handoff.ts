@@ -1,4 +1,3 @@
-import { hashToken } from '@gateway/crypto';
 import { GatewayError } from '@gateway/errors';
 import { gatewayMetrics } from '@gateway/telemetry';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
@@ -7,6 +6,7 @@ import { exercisablePermissions } from './platform-session-policy.js';
 import type { SessionRecord } from './store/auth-flow-store.js';
 import { isUserActive } from './user-status-watch.js';
 import { userStatus } from './users.js';
+import { hashCredential } from './store/slot-tags.js';
 
 export type SessionHandoff = ReturnType<typeof createSessionHandoff>;
 
@@ -74,7 +74,7 @@ async function exchange(deps: HandoffDeps, request: ExchangeRequest): Promise<Ex
  */
 async function redeem(deps: HandoffDeps, request: ExchangeRequest) {
   const handoff = await deps.store.redeemHandoff(
-    hashToken(request.code),
+    hashCredential(request.code),
     deps.now().getTime(),
     { platformKey: request.platformKey, callbackUrl: request.callbackUrl },
     request.deadline,
@@ -102,7 +102,7 @@ async function introspect(deps: HandoffDeps, request: IntrospectRequest) {
 
 async function introspectToken(deps: HandoffDeps, request: IntrospectRequest) {
   const inactive = { active: false };
-  const session = await deps.store.getSession(hashToken(request.token), deps.now().getTime());
+  const session = await deps.store.getSession(hashCredential(request.token), deps.now().getTime());
   if (session === undefined || session.platformKey !== request.platformKey) return inactive;
   // A deactivated or archived platform's sessions are ended (docs/decisions.md).
   if ((await exercisablePermissions(deps.registry, session)) === undefined) return inactive;

@@ -12,6 +12,7 @@ import type {
 } from './auth-flow-store.js';
 import {
   MINUTE,
+  hashIn,
   newHandoff,
   newHandoffSnapshot,
   newSession,
@@ -726,7 +727,10 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
     it('binds the transaction and saves the session; the transaction reads bound and extended, the session live', async () => {
       const now = Date.now();
       const transaction = await consumedTransaction(now);
-      const session = newSession(now, { snapshot: newSessionSnapshot() });
+      const session = newSession(now, {
+        tokenHash: hashIn(transaction),
+        snapshot: newSessionSnapshot(),
+      });
 
       await expect(
         store.createBoundSession({
@@ -749,7 +753,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
     it('with a handoff: the code redeems with its session, and a second issue for the transaction conflicts', async () => {
       const now = Date.now();
       const transaction = await consumedTransaction(now);
-      const session = newSession(now);
+      const session = newSession(now, { tokenHash: hashIn(transaction) });
       const handoff = handoffOf(transaction, session, now);
 
       await expect(
@@ -792,7 +796,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       ];
       for (const [transaction, expected] of cases) {
         const transactionId = transaction?.id ?? randomUUID();
-        const session = newSession(now);
+        const session = newSession(now, { tokenHash: hashIn(transactionId) });
         const handoff = newHandoff(transaction ?? newTransaction(now, { id: transactionId }), now, {
           userId: session.userId,
           sessionId: session.id,
@@ -814,7 +818,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const transaction = await consumedTransaction(now);
       const earlier = newHandoff(transaction, now);
       await expect(store.issueHandoff(earlier)).resolves.toBe('issued');
-      const session = newSession(now);
+      const session = newSession(now, { tokenHash: hashIn(transaction) });
 
       await expect(
         store.createBoundSession({
@@ -838,9 +842,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
 
     it('rejects, writing nothing, a session token hash or handoff code hash that exists already', async () => {
       const now = Date.now();
-      const existing = newSession(now);
-      await store.createSession(existing);
       const transaction = await consumedTransaction(now);
+      const existing = newSession(now, { tokenHash: hashIn(transaction) });
+      await store.createSession(existing);
       const session = newSession(now, { tokenHash: existing.tokenHash });
       await expect(
         store.createBoundSession({
@@ -855,7 +859,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const other = await consumedTransaction(now);
       const pending = newHandoff(other, now);
       await store.issueHandoff(pending);
-      const fresh = newSession(now);
+      const fresh = newSession(now, { tokenHash: hashIn(transaction) });
       await expect(
         store.createBoundSession({
           transactionId: transaction.id,
@@ -874,13 +878,13 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
     it('refuses a handoff of another transaction or session (TypeError)', async () => {
       const now = Date.now();
       const transaction = await consumedTransaction(now);
-      const session = newSession(now);
+      const session = newSession(now, { tokenHash: hashIn(transaction) });
       await expect(
         store.createBoundSession({
           transactionId: transaction.id,
           keepUntil: keepUntil(now),
           session,
-          handoff: handoffOf(transaction, newSession(now), now),
+          handoff: handoffOf(transaction, newSession(now, { tokenHash: hashIn(transaction) }), now),
         }),
       ).rejects.toThrow(TypeError);
       expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
@@ -890,7 +894,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const now = Date.now();
       const transaction = await consumedTransaction(now);
       const attempts = Array.from({ length: CONCURRENT_CALLS }, () => {
-        const session = newSession(now, { userId: randomUUID() });
+        const session = newSession(now, { tokenHash: hashIn(transaction), userId: randomUUID() });
         return { session, handoff: handoffOf(transaction, session, now) };
       });
       let next = 0;
@@ -934,7 +938,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       let next = 0;
       const results = await spread((peer) => {
         const index = next++;
-        const session = newSession(now);
+        const session = newSession(now, { tokenHash: hashIn(transaction) });
         const handoff = handoffOf(transaction, session, now);
         return index % 2 === 0
           ? peer.createBoundSession({

@@ -8,6 +8,7 @@ import { createRedisAuthFlowStore } from './redis-auth-flow-store.js';
 import {
   MINUTE,
   fakeCiphertext,
+  fakeHash,
   newHandoff,
   newHandoffSnapshot,
   newSession,
@@ -17,6 +18,12 @@ import {
 } from './testing/fixtures.js';
 import { openRedisStore } from './testing/store-harness.js';
 import type { RedisStoreHandle } from './testing/store-harness.js';
+
+/** The key layout: a tagged hash "<tag>.<hash>" is written {<tag>}<hash> (slot-tags.ts). */
+const slotted = (hash: string) => hash.replace(/^([0-9a-f]{8})\./, '{$1}');
+/** A transaction's own keys carry its id's first eight hex digits as their tag. */
+const txKey = (id: string) => `tx:{${id.slice(0, 8)}}${id}`;
+const hotxKey = (id: string) => `hotx:{${id.slice(0, 8)}}${id}`;
 
 describe('Redis AuthFlowStore', () => {
   let handle: RedisStoreHandle;
@@ -36,17 +43,17 @@ describe('Redis AuthFlowStore', () => {
     await handle?.close();
   });
 
-  it('keeps a transaction in tx:<id> and txs:<stateHash>, both expiring at expiresAt; consume drops txs, bind moves tx to keepUntil', async () => {
+  it('keeps a transaction in tx:{<tag>}<id> and txs:{<tag>}<stateHash> (one slot), both expiring at expiresAt; consume drops txs, bind moves tx to keepUntil', async () => {
     const now = Date.now();
     const transaction = newTransaction(now);
     await handle.store.createTransaction(transaction);
-    expect(await raw.type(full(`tx:${transaction.id}`))).toBe('hash');
-    expect(await raw.get(full(`txs:${transaction.stateHash}`))).toBe(transaction.id);
-    expect(await expiresAt(`tx:${transaction.id}`)).toBe(transaction.expiresAt);
-    expect(await expiresAt(`txs:${transaction.stateHash}`)).toBe(transaction.expiresAt);
+    expect(await raw.type(full(txKey(transaction.id)))).toBe('hash');
+    expect(await raw.get(full(`txs:${slotted(transaction.stateHash)}`))).toBe(transaction.id);
+    expect(await expiresAt(txKey(transaction.id))).toBe(transaction.expiresAt);
+    expect(await expiresAt(`txs:${slotted(transaction.stateHash)}`)).toBe(transaction.expiresAt);
 
     await handle.store.consumeTransaction(transaction.stateHash, now);
-    expect(await exists(`txs:${transaction.stateHash}`)).toBe(false);
+    expect(await exists(`txs:${slotted(transaction.stateHash)}`)).toBe(false);
 
     const keepUntil = now + 60 * MINUTE;
     await handle.store.bindTransaction(transaction.id, {
@@ -54,7 +61,7 @@ describe('Redis AuthFlowStore', () => {
       sessionId: randomUUID(),
       keepUntil,
     });
-    expect(await expiresAt(`tx:${transaction.id}`)).toBe(keepUntil);
+    expect(await expiresAt(txKey(transaction.id))).toBe(keepUntil);
   });
 
   it('keeps the hotx:<transactionId> marker until the later of the transaction and the handoff expiry; redeem deletes ho:<codeHash> of a handoff naming no session', async () => {
@@ -63,17 +70,17 @@ describe('Redis AuthFlowStore', () => {
     await handle.store.createTransaction(transaction);
     const handoff = newHandoff(transaction, now);
     await handle.store.issueHandoff(handoff);
-    expect(await expiresAt(`ho:${handoff.codeHash}`)).toBe(handoff.expiresAt);
-    expect(await expiresAt(`hotx:${transaction.id}`)).toBe(transaction.expiresAt);
+    expect(await expiresAt(`ho:${slotted(handoff.codeHash)}`)).toBe(handoff.expiresAt);
+    expect(await expiresAt(hotxKey(transaction.id))).toBe(transaction.expiresAt);
 
     await handle.store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
-    expect(await exists(`ho:${handoff.codeHash}`)).toBe(false);
-    expect(await exists(`hotx:${transaction.id}`)).toBe(true);
+    expect(await exists(`ho:${slotted(handoff.codeHash)}`)).toBe(false);
+    expect(await exists(hotxKey(transaction.id))).toBe(true);
 
     // Without a transaction key (already expired), the marker lives as long as the handoff.
     const orphan = newHandoff(newTransaction(now), now);
     await handle.store.issueHandoff(orphan);
-    expect(await expiresAt(`hotx:${orphan.transactionId}`)).toBe(orphan.expiresAt);
+    expect(await expiresAt(hotxKey(orphan.transactionId))).toBe(orphan.expiresAt);
   });
 
   it("indexes sessions in the sorted set us:<userId> (score = expiresAt), which expires with the user's last session; revoke removes the member", async () => {
@@ -83,7 +90,7 @@ describe('Redis AuthFlowStore', () => {
     const long = newSession(now, { userId, expiresAt: now + 120 * MINUTE });
     await handle.store.createSession(long);
     await handle.store.createSession(short);
-    expect(await expiresAt(`s:${short.tokenHash}`)).toBe(short.expiresAt);
+    expect(await expiresAt(`s:${slotted(short.tokenHash)}`)).toBe(short.expiresAt);
     expect(await raw.zrange(full(`us:${userId}`), '0', '-1', 'WITHSCORES')).toEqual([
       short.tokenHash,
       String(short.expiresAt),
@@ -96,7 +103,21 @@ describe('Redis AuthFlowStore', () => {
     expect(await raw.zrange(full(`us:${userId}`), '0', '-1')).toEqual([short.tokenHash]);
     await handle.store.revokeUserSessions(userId, now);
     expect(await exists(`us:${userId}`)).toBe(false);
-    expect(await exists(`s:${short.tokenHash}`)).toBe(false);
+    expect(await exists(`s:${slotted(short.tokenHash)}`)).toBe(false);
+  });
+
+  it('keeps a session whose token has no slot tag (signed in before tags) at s:<hash>: found, revoked with its user', async () => {
+    const now = Date.now();
+    const userId = randomUUID();
+    const bare = newSession(now, { userId, tokenHash: fakeHash() });
+    await handle.store.createSession(bare);
+    expect(await expiresAt(`s:${bare.tokenHash}`)).toBe(bare.expiresAt);
+    await expect(handle.store.getSession(bare.tokenHash, now)).resolves.toEqual(bare);
+    const tagged = newSession(now, { userId });
+    await handle.store.createSession(tagged);
+    await expect(handle.store.revokeUserSessions(userId, now)).resolves.toBe(2);
+    await expect(handle.store.getSession(bare.tokenHash, now)).resolves.toBe(undefined);
+    expect(await exists(`us:${userId}`)).toBe(false);
   });
 
   it('writes only under its key prefix: a store on another prefix sees nothing of it', async () => {
@@ -118,7 +139,7 @@ describe('Redis AuthFlowStore', () => {
       other.disconnect();
     }
     const keys = await raw.keys(`${handle.keyPrefix}*${transaction.id}*`);
-    expect(keys).toEqual([full(`tx:${transaction.id}`)]);
+    expect(keys).toEqual([full(txKey(transaction.id))]);
   });
 
   it('keeps a redeemed handoff that names its session in ho:<codeHash>, marked "r" after the expiry, until that expiry; it goes once the session is gone', async () => {
@@ -134,7 +155,7 @@ describe('Redis AuthFlowStore', () => {
       snapshot: newHandoffSnapshot(),
     });
     await handle.store.issueHandoff(handoff);
-    const key = `ho:${handoff.codeHash}`;
+    const key = `ho:${slotted(handoff.codeHash)}`;
     const pending = await raw.get(full(key));
     expect(pending).toMatch(new RegExp(`^${handoff.expiresAt}\\n\\{"sessionTokenHash":"`));
     // The sealed session token is kept as it came, and nothing else secret.
@@ -157,7 +178,7 @@ describe('Redis AuthFlowStore', () => {
     const sealed = fakeCiphertext(460);
     const session = newSession(now, { idTokenEncrypted: sealed, snapshot: newSessionSnapshot() });
     await handle.store.createSession(session);
-    const stored = await raw.getBuffer(full(`s:${session.tokenHash}`));
+    const stored = await raw.getBuffer(full(`s:${slotted(session.tokenHash)}`));
     expect(stored).not.toBeNull();
     // The text part names the bytes (0) instead of holding the ciphertext.
     expect(stored!.toString('latin1')).not.toContain(sealed.split('.')[3]);
@@ -196,7 +217,7 @@ describe('Redis AuthFlowStore', () => {
       const first = sessions[0];
       if (!first) throw new Error('no session');
       const sessionKey = Number(
-        await raw.memory('USAGE', full(`s:${first.tokenHash}`), 'SAMPLES', 0),
+        await raw.memory('USAGE', full(`s:${slotted(first.tokenHash)}`), 'SAMPLES', 0),
       );
       const perMember = ((indexBytes[4] ?? 0) - (indexBytes[0] ?? 0)) / 4;
       return { sessionKey, perMember, indexForOne: indexBytes[0] ?? 0 };

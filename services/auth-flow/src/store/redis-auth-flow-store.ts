@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@gateway/db';
+import { Cluster } from 'ioredis';
 import { ciphertextFromBytes, ciphertextToBytes } from '@gateway/crypto';
 import type {
   AuthFlowStore,
@@ -30,24 +31,34 @@ import {
   createBoundSessionScript,
   createSessionScript,
   createTransactionScript,
+  indexSessionScript,
   issueHandoffScript,
   redeemHandoffScript,
   revokeSessionScript,
-  revokeUserSessionsScript,
-  stripUserPermissionsScript,
+  stripSessionPermissionsScript,
 } from './redis-scripts.js';
 import type { ScriptDefinition } from './redis-scripts.js';
+import { slotTagOf, splitCredentialHash } from './slot-tags.js';
 
 // Key layout (every key under the connection's keyPrefix; value layouts in redis-scripts.ts):
-//   tx:<id>, txs:<stateHash>, ho:<codeHash>, hotx:<transactionId>, s:<tokenHash>, us:<userId>
+//   tx:{<tag>}<id>, txs:<stateHash>, ho:<codeHash>, hotx:{<tag>}<transactionId>, s:<tokenHash>,
+//   us:<userId>, where the tag of a transaction is its id's (slot-tags.ts) and a tagged hash
+//   "<tag>.<hash>" is written {<tag>}<hash>: a transaction, its state, its handoff and its
+//   session share one Cluster hash slot. A bare hash (a credential from before tags) is the key
+//   as it always was, so sessions signed in before tags are still found.
 const key = {
-  transaction: (id: string) => `tx:${id}`,
-  transactionByState: (stateHash: string) => `txs:${stateHash}`,
-  handoff: (codeHash: string) => `ho:${codeHash}`,
-  handoffIssued: (transactionId: string) => `hotx:${transactionId}`,
-  session: (tokenHash: string) => `s:${tokenHash}`,
+  transaction: (id: string) => `tx:{${slotTagOf(id)}}${id}`,
+  transactionByState: (stateHash: string) => `txs:${slotted(stateHash)}`,
+  handoff: (codeHash: string) => `ho:${slotted(codeHash)}`,
+  handoffIssued: (transactionId: string) => `hotx:{${slotTagOf(transactionId)}}${transactionId}`,
+  session: (tokenHash: string) => `s:${slotted(tokenHash)}`,
   userSessions: (userId: string) => `us:${userId}`,
 };
+
+function slotted(credentialHash: string): string {
+  const { tag, hash } = splitCredentialHash(credentialHash);
+  return tag === undefined ? hash : `{${tag}}${hash}`;
+}
 
 type ScriptArg = string | number | Buffer;
 type ScriptCall = (...args: ScriptArg[]) => Promise<unknown>;
@@ -58,15 +69,16 @@ type RunScript = (
   replies?: 'text' | 'bytes',
 ) => Promise<unknown>;
 
-/** What every operation uses: the connection, its key prefix and the defined scripts. */
-type Connection = { redis: Redis; prefix: string; run: RunScript };
+/** What every operation uses: the connection and the defined scripts. */
+type Connection = { redis: RedisClient; run: RunScript };
 
 /**
  * The store on Redis (split mode). Every key is written with PEXPIREAT/PXAT, so Redis expires
  * everything itself; each check-and-set is one Lua script (redis-scripts.ts). The connection's
- * keyPrefix applies to every key.
+ * keyPrefix applies to every key. One server, a Sentinel master or a Cluster: every script's
+ * keys share one hash slot.
  */
-export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
+export function createRedisAuthFlowStore(redis: RedisClient): AuthFlowStore {
   const scripts = defineScripts(redis);
   const run: RunScript = (script, keys, args, replies = 'text') => {
     const name = replies === 'bytes' ? `${script.name}Buffer` : script.name;
@@ -74,7 +86,7 @@ export function createRedisAuthFlowStore(redis: Redis): AuthFlowStore {
     if (!call) throw new Error(`Script ${name} is not defined`);
     return call(...keys, ...args);
   };
-  const connection: Connection = { redis, prefix: redis.options.keyPrefix ?? '', run };
+  const connection: Connection = { redis, run };
   return {
     kind: 'redis',
     async ping() {
@@ -114,15 +126,23 @@ async function createTransaction({ run }: Connection, record: TransactionRecord)
   }
 }
 
+/**
+ * Reads the transaction id the state names, then consumes in one script that checks the state
+ * still names it: the script's keys must be known before it runs (one slot, no key built in
+ * Lua), and a state names one transaction for its whole life.
+ */
 async function consumeTransaction(
-  { run, prefix }: Connection,
+  { run, redis }: Connection,
   stateHash: string,
   now: number,
 ): Promise<TransactionRecord | undefined> {
+  const byState = key.transactionByState(stateHash);
+  const id = await redis.get(byState);
+  if (id === null || !isUuid(id)) return undefined;
   const reply = await run(
     consumeTransactionScript,
-    [key.transactionByState(stateHash)],
-    [prefix, String(now)],
+    [byState, key.transaction(id)],
+    [id, String(now)],
   );
   if (reply === null) return undefined;
   return decodeTransaction(pairsToRecord(reply));
@@ -170,49 +190,94 @@ async function issueHandoff({ run }: Connection, record: HandoffRecord): Promise
 }
 
 /**
- * One script (redeemHandoffScript). The deadline sent is the caller's, or sooner this
- * connection's command time-out: past it ioredis has answered the caller with a time-out
- * error, so a script that runs later must not spend the code either.
+ * Reads the handoff for the session it names, then redeems in one script (redeemHandoffScript)
+ * that reads that session in the same step when it is in the code's slot (always, but for a
+ * resumed login handing off a session of an earlier login on a Cluster). The deadline sent is
+ * the caller's, or sooner this connection's command time-out: past it ioredis has answered the
+ * caller with a time-out error, so a script that runs later must not spend the code either.
  */
 async function redeemHandoff(
-  { run, prefix, redis }: Connection,
+  connection: Connection,
   codeHash: string,
   now: number,
   presenter: HandoffPresenter,
   deadline: number | undefined,
 ): Promise<RedeemAnswer> {
-  const { commandTimeout } = redis.options;
+  const { run, redis } = connection;
+  const codeKey = key.handoff(codeHash);
+  const stored = await redis.get(codeKey);
+  if (stored === null) return undefined;
+  const tokenHash = decodeHandoff(codeHash, stored).sessionTokenHash;
+  const session = await sessionOfHandoff(connection, codeHash, tokenHash);
+  const commandTimeout = commandTimeoutOf(redis);
   const bound = Math.min(
     deadline ?? Infinity,
     commandTimeout === undefined ? Infinity : Date.now() + commandTimeout,
   );
   const reply = await run(
     redeemHandoffScript,
-    [key.handoff(codeHash)],
+    [codeKey, session.key ?? codeKey],
     [
-      prefix,
       String(now),
       presenter.platformKey,
       presenter.callbackUrl,
       Number.isFinite(bound) ? String(bound) : '',
+      tokenHash ?? '',
+      session.key === undefined ? 'arg' : 'key',
+      session.value ?? '',
     ],
   );
   return decodeRedeemed(codeHash, reply);
 }
 
+/**
+ * Where the redeem script finds the handoff's session: its key, when it is in the code's slot
+ * (or on one server, where every key is); otherwise its value read now, by a separate command.
+ */
+async function sessionOfHandoff(
+  { redis }: Connection,
+  codeHash: string,
+  tokenHash: string | undefined,
+): Promise<{ key?: string; value?: Buffer }> {
+  if (tokenHash === undefined) return {};
+  const sessionKey = key.session(tokenHash);
+  const codeTag = splitCredentialHash(codeHash).tag;
+  if (
+    !redis.isCluster ||
+    (codeTag !== undefined && codeTag === splitCredentialHash(tokenHash).tag)
+  ) {
+    return { key: sessionKey };
+  }
+  const value = await redis.getBuffer(sessionKey);
+  return value === null ? {} : { value };
+}
+
+function commandTimeoutOf(redis: RedisClient): number | undefined {
+  return redis instanceof Cluster
+    ? redis.options.redisOptions?.commandTimeout
+    : redis.options.commandTimeout;
+}
+
+/**
+ * Adds the session to its user's index (another slot), then binds, stores the session and
+ * issues the handoff in one script (createBoundSessionScript). When the script refuses or
+ * fails, the index names a session that does not exist until the member's score (the
+ * session's expiry): harmless, revoking and stripping skip it.
+ */
 async function createBoundSession(
-  { run }: Connection,
+  connection: Connection,
   request: BoundSessionRequest,
 ): Promise<BoundSessionResult> {
   checkBoundSession(request);
   const { session, handoff } = request;
-  const reply = await run(
+  await addToUserIndex(connection, session);
+  const txKey = key.transaction(request.transactionId);
+  const reply = await connection.run(
     createBoundSessionScript,
     [
-      key.transaction(request.transactionId),
+      txKey,
       key.session(session.tokenHash),
-      key.userSessions(session.userId),
-      key.handoff(handoff?.codeHash ?? ''),
+      handoff === undefined ? txKey : key.handoff(handoff.codeHash),
       key.handoffIssued(request.transactionId),
     ],
     [
@@ -222,7 +287,6 @@ async function createBoundSession(
       String(request.keepUntil),
       encodeSession(session),
       String(session.expiresAt),
-      session.tokenHash,
       handoff === undefined ? '' : encodeHandoff(handoff),
       handoff === undefined ? '' : String(handoff.expiresAt),
     ],
@@ -230,12 +294,29 @@ async function createBoundSession(
   return asBoundSessionResult(reply);
 }
 
-async function createSession({ run }: Connection, record: SessionRecord): Promise<void> {
+/** Index first, then the session (see addToUserIndex). */
+async function createSession(connection: Connection, record: SessionRecord): Promise<void> {
   checkSession(record);
-  await run(
+  await addToUserIndex(connection, record);
+  await connection.run(
     createSessionScript,
-    [key.session(record.tokenHash), key.userSessions(record.userId)],
-    [encodeSession(record), String(record.expiresAt), record.tokenHash, String(Date.now())],
+    [key.session(record.tokenHash)],
+    [encodeSession(record), String(record.expiresAt)],
+  );
+}
+
+/**
+ * Adds a session to its user's index us:<userId> before the session exists
+ * (indexSessionScript, on the index's own slot).
+ */
+async function addToUserIndex(
+  { run }: Connection,
+  session: Pick<SessionRecord, 'userId' | 'tokenHash' | 'expiresAt'>,
+): Promise<void> {
+  await run(
+    indexSessionScript,
+    [key.userSessions(session.userId)],
+    [String(Date.now()), String(session.expiresAt), session.tokenHash],
   );
 }
 
@@ -250,37 +331,51 @@ async function getSession(
   return now < record.expiresAt ? record : undefined;
 }
 
+/** The session's key first (one script), then its index member, which is safe to leave. */
 async function revokeSession(
-  { run, prefix }: Connection,
+  { run, redis }: Connection,
   tokenHash: string,
   now: number,
 ): Promise<SessionRecord | undefined> {
-  const reply = await run(
-    revokeSessionScript,
-    [key.session(tokenHash)],
-    [prefix, String(now), tokenHash],
-    'bytes',
-  );
+  const reply = await run(revokeSessionScript, [key.session(tokenHash)], [], 'bytes');
   if (reply === null) return undefined;
   if (!Buffer.isBuffer(reply)) throw new Error('Malformed session in Redis');
-  return decodeSession(tokenHash, reply);
+  const record = decodeSession(tokenHash, reply);
+  await redis.zrem(key.userSessions(record.userId), tokenHash);
+  return now < record.expiresAt ? record : undefined;
 }
 
-/** Revokes the user's live sessions, or strips their permissions; answers how many. */
+/**
+ * Revokes the user's live sessions, or strips their permissions; answers how many. The index
+ * is in another slot than the sessions, so each session is its own command: a revoke deletes
+ * every indexed session live by now, then removes from the index the members it deleted (a
+ * member whose session does not exist yet stays: its login may be writing it). Stopped
+ * halfway, a revoke leaves the rest indexed and live, and a repeated revoke finishes it.
+ */
 async function revokeSessionsOf(
-  { run, prefix }: Connection,
+  { run, redis }: Connection,
   userId: string,
   now: number,
   action: 'revoke' | 'strip',
 ): Promise<number> {
   if (!isUuid(userId)) return 0;
-  const script = action === 'revoke' ? revokeUserSessionsScript : stripUserPermissionsScript;
-  const reply = await run(script, [key.userSessions(userId)], [prefix, String(now)]);
-  return asCount(reply);
+  const index = key.userSessions(userId);
+  await redis.zremrangebyscore(index, '-inf', now);
+  const members = await redis.zrange(index, '0', '-1');
+  if (action === 'strip') {
+    const replies = await Promise.all(
+      members.map((hash) => run(stripSessionPermissionsScript, [key.session(hash)], [String(now)])),
+    );
+    return replies.filter((reply) => asCount(reply) === 1).length;
+  }
+  const deleted = await Promise.all(members.map((hash) => redis.del(key.session(hash))));
+  const gone = members.filter((_, position) => deleted[position] === 1);
+  if (gone.length > 0) await redis.zrem(index, ...gone);
+  return gone.length;
 }
 
 /** Defines the scripts on this connection (once per name) and returns their callers. */
-function defineScripts(redis: Redis): Map<string, ScriptCall> {
+function defineScripts(redis: RedisClient): Map<string, ScriptCall> {
   const calls = new Map<string, ScriptCall>();
   const commands = redis as unknown as Record<string, unknown>;
   for (const script of allScripts) {

@@ -8,6 +8,7 @@ import type {
   SessionSnapshot,
   TransactionRecord,
 } from '../auth-flow-store.js';
+import { randomSlotTag, slotTagOf } from '../slot-tags.js';
 
 export const MINUTE = 60_000;
 
@@ -22,13 +23,22 @@ export function fakeCiphertext(plaintextBytes = 32): string {
   return `v1.k1.${part(12)}.${part(plaintextBytes)}.${part(16)}`;
 }
 
+/**
+ * A credential hash in the transaction's slot, as the login flow makes them (slot-tags.ts):
+ * its state, handoff code and session token carry the transaction id's tag.
+ */
+export function hashIn(transaction: { id: string } | string): string {
+  return `${slotTagOf(typeof transaction === 'string' ? transaction : transaction.id)}.${fakeHash()}`;
+}
+
 export function newTransaction(
   now: number,
   overrides: Partial<TransactionRecord> = {},
 ): TransactionRecord {
+  const id = overrides.id ?? randomUUID();
   return {
-    id: randomUUID(),
-    stateHash: fakeHash(),
+    id,
+    stateHash: hashIn(id),
     nonceHash: fakeHash(),
     pkceVerifierEncrypted: fakeCiphertext(43),
     platformId: randomUUID(),
@@ -54,7 +64,7 @@ export function newHandoff(
   overrides: Partial<HandoffRecord> = {},
 ): HandoffRecord {
   return {
-    codeHash: fakeHash(),
+    codeHash: hashIn(overrides.transactionId ?? transaction.id),
     transactionId: transaction.id,
     platformId: transaction.platformId,
     platformKey: transaction.platformKey,
@@ -72,7 +82,7 @@ export function newHandoff(
 export function newSession(now: number, overrides: Partial<SessionRecord> = {}): SessionRecord {
   return {
     id: randomUUID(),
-    tokenHash: fakeHash(),
+    tokenHash: `${randomSlotTag()}.${fakeHash()}`,
     userId: randomUUID(),
     environmentKey: 'PROD',
     platformKey: 'DEMO_PLATFORM',

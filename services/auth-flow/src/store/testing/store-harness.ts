@@ -1,10 +1,15 @@
 // Test support: the three stores the contract suite runs against, each on fresh storage.
-import { createDatabase, migrateSchema } from '@gateway/db';
-import type { Database } from '@gateway/db';
-import { createTestDatabase, createTestRedis } from '@gateway/testkit';
+import { randomUUID } from 'node:crypto';
+import { connectRedis, createDatabase, migrateSchema } from '@gateway/db';
+import type { Database, RedisClient, RedisEndpoint } from '@gateway/db';
+import {
+  createTestDatabase,
+  createTestRedis,
+  startRedisCluster,
+  startRedisSentinel,
+} from '@gateway/testkit';
 import type { Redis } from 'ioredis';
 import { authFlowMigrations } from '../../authflow-migrations.js';
-import { connectRedis } from '@gateway/db';
 import type { AuthFlowStore } from '../auth-flow-store.js';
 import { createRedisAuthFlowStore } from '../redis-auth-flow-store.js';
 import { createSqlAuthFlowStore } from '../sql-auth-flow-store.js';
@@ -49,6 +54,54 @@ export async function openRedisStore(): Promise<RedisStoreHandle> {
   };
 }
 
+/**
+ * The store on a Redis setup this call starts and stops: one per test file that opens it
+ * (a describe.each case), shared by that file's tests.
+ */
+async function openStoreOn(
+  connection: RedisEndpoint,
+  stop: () => Promise<void>,
+): Promise<OpenStore & { redis: RedisClient }> {
+  const keyPrefix = `authflow-test:${randomUUID()}:`;
+  const connect = () => connectRedis({ ...connection, keyPrefix, timeoutMs: TIMEOUT_MS });
+  const connections: RedisClient[] = [];
+  try {
+    for (let index = 0; index < 6; index += 1) connections.push(await connect());
+  } catch (error) {
+    for (const opened of connections) opened.disconnect();
+    await stop();
+    throw error;
+  }
+  const [redis, ...others] = connections as [RedisClient, ...RedisClient[]];
+  return {
+    redis,
+    store: createRedisAuthFlowStore(redis),
+    peers: others.map((other) => createRedisAuthFlowStore(other)),
+    close: async () => {
+      for (const opened of connections) opened.disconnect();
+      await stop();
+    },
+  };
+}
+
+/** Redis Cluster (three masters, one replica each) and Sentinel (a master, a replica). */
+export const redisSetupFactories: StoreFactory[] = [
+  {
+    name: 'Redis Cluster',
+    open: async () => {
+      const cluster = await startRedisCluster();
+      return openStoreOn(cluster.connection, () => cluster.stop());
+    },
+  },
+  {
+    name: 'Redis Sentinel',
+    open: async () => {
+      const setup = await startRedisSentinel();
+      return openStoreOn(setup.connection, () => setup.stop());
+    },
+  },
+];
+
 async function openSqlStore(db: Database, drop?: () => Promise<void>) {
   await migrateSchema(db, authFlowMigrations);
   const store = createSqlAuthFlowStore(db);
@@ -83,5 +136,6 @@ export const sqlFactories: StoreFactory<SqlAuthFlowStore>[] = [
 
 export const storeFactories: StoreFactory[] = [
   { name: 'Redis', open: openRedisStore },
+  ...redisSetupFactories,
   ...sqlFactories,
 ];
