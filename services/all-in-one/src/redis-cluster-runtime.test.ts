@@ -6,24 +6,42 @@ import { createLogger } from '@gateway/telemetry';
 import {
   createTestDatabase,
   startRedisCluster,
+  waitFor,
   type RedisCluster,
   type TestDatabase,
 } from '@gateway/testkit';
 import type { Cluster } from 'ioredis';
 import { startGateway, type RunningGateway } from './gateway-runtime.js';
+import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
+import {
+  handoffCodeOf,
+  loginSteps,
+  sessionCookieOf,
+  type IssuedKey,
+} from './testing/login-steps.js';
 
 // The all-in-one gateway wired to a Redis Cluster (config.redis in Cluster mode): the
-// auth-flow store answers the readiness check through it and the edge's rate limits count in
-// it.
+// auth-flow store answers the readiness check through it, the edge's rate limits count in it,
+// and the login flow runs on it, also over a failover of the shard that holds a session.
+// One Cluster for the file.
+let cluster: RedisCluster;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
 describe('the all-in-one gateway on a Redis Cluster', () => {
   let testDb: TestDatabase;
-  let cluster: RedisCluster;
   let db: Database;
   let redis: Cluster;
   let gateway: RunningGateway;
 
   beforeAll(async () => {
-    [testDb, cluster] = await Promise.all([createTestDatabase(), startRedisCluster()]);
+    testDb = await createTestDatabase();
     const config = loadConfig({
       IDENTITY_ISSUER: 'http://localhost:8080/api/auth/env/PROD',
       GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
@@ -48,7 +66,6 @@ describe('the all-in-one gateway on a Redis Cluster', () => {
     await gateway?.close();
     if (redis?.status !== 'end') redis?.disconnect();
     await db?.close();
-    await cluster?.stop();
     await testDb?.drop();
   });
 
@@ -69,4 +86,169 @@ describe('the all-in-one gateway on a Redis Cluster', () => {
     }
     expect(keys.length).toBeGreaterThan(0);
   });
+});
+
+const ACCOUNTS = Array.from({ length: 8 }, (_, index) => `user-${index + 1}`);
+
+/** What an exchange hands the platform. */
+type Exchanged = { session: { id: string; gatewayToken: string }; user: { id: string } };
+
+describe('the login flow on a Redis Cluster', () => {
+  let redis: Cluster;
+  let t: GatewayUnderTest;
+  let shop: IssuedKey;
+  const steps = () => loginSteps(t);
+
+  beforeAll(async () => {
+    redis = await connectRedis({ ...cluster.connection, keyPrefix: 'login:', timeoutMs: 2_000 });
+    const many = '100000';
+    t = await startGatewayUnderTest(
+      {
+        RATE_LIMIT_BROWSER_PER_IP: many,
+        RATE_LIMIT_EXCHANGE_PER_CLIENT: many,
+        RATE_LIMIT_INTROSPECT_PER_CLIENT: many,
+      },
+      {
+        accounts: ACCOUNTS.map((accountId) => ({
+          accountId,
+          email: `${accountId}@example.test`,
+          emailVerified: true,
+        })),
+      },
+      { redis },
+    );
+    const created = await t.call('POST', '/v1/platforms', {
+      body: {
+        platformKey: 'SHOP',
+        displayName: 'Shop',
+        redirectPairs: [
+          {
+            label: 'web',
+            returnUrl: 'http://localhost:3000/',
+            callbackUrl: 'http://localhost:3000/auth/callback',
+            isDefault: true,
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    shop = (created.body.credentials as IssuedKey[])[0] as IssuedKey;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    redis?.disconnect();
+  });
+
+  /** Start, the provider's sign-in and the callback: the code and the session cookie. */
+  async function signIn(accountId: string): Promise<{ code: string; token: string }> {
+    const { landed } = await steps().signIn(t.provider, 'SHOP', '/orders', accountId);
+    if (landed.status !== 302) throw new Error(`the callback answered ${landed.status}`);
+    return { code: handoffCodeOf(landed.location), token: sessionCookieOf(landed.headers).token };
+  }
+
+  async function exchanged(code: string): Promise<Exchanged> {
+    const answer = await steps().exchange(shop, code);
+    if (answer.status !== 200) throw new Error(`the exchange answered ${answer.status}`);
+    return answer.body as Exchanged;
+  }
+
+  const isActive = async (token: string) => {
+    const answer = await steps().introspect(shop, token);
+    return answer.status === 200 && answer.body.active === true;
+  };
+
+  it('signs in: start, callback, exchange, introspect, logout; the code and the gateway token carry one slot tag', async () => {
+    const { code, token } = await signIn('user-1');
+    const { session } = await exchanged(code);
+    expect(session.gatewayToken).toBe(token);
+    expect(token.slice(0, 8)).toBe(code.slice('handoff_'.length, 'handoff_'.length + 8));
+    expect((await steps().introspect(shop, token)).body).toMatchObject({
+      active: true,
+      sessionId: session.id,
+    });
+
+    const logout = await t.call('POST', '/v1/auth/logout', {
+      token: null,
+      headers: {
+        cookie: `svc_auth_session=${encodeURIComponent(token)}`,
+        origin: 'http://localhost:3000',
+      },
+    });
+    expect(logout.status).toBe(200);
+    expect((await steps().introspect(shop, token)).body).toMatchObject({ active: false });
+    expect((await steps().exchange(shop, code)).status).toBe(404);
+  });
+
+  it('keeps every session over a failover of the shard holding one, under introspections and exchanges; no code is lost or redeemed twice, and sign-ins work again', async () => {
+    const live: { id: string; token: string }[] = [];
+    for (const accountId of ACCOUNTS.slice(1, 5)) {
+      const { session } = await exchanged((await signIn(accountId)).code);
+      live.push({ id: session.id, token: session.gatewayToken });
+    }
+    // Codes the platform exchanges only while the shard fails over.
+    const pending: string[] = [];
+    for (const accountId of ACCOUNTS.slice(5, 8)) pending.push((await signIn(accountId)).code);
+    const load = startLoad(live, pending);
+
+    const [target] = live;
+    const moved = await cluster.failover(`{${target?.token.slice(0, 8)}}`);
+    expect(moved.to).not.toEqual(moved.from);
+    // Back on the new master: every session active, every code exchanged (retried after 503).
+    await waitFor(
+      async () =>
+        (await Promise.all(live.map(({ token }) => isActive(token)))).every(Boolean) &&
+        pending.every((code) => load.sessionsOf(code).size > 0),
+      { timeoutMs: 60_000, intervalMs: 100, what: 'the sessions and codes on the new master' },
+    );
+    const { unexpected, introspections } = await load.stop();
+    expect(introspections).toBeGreaterThan(0);
+    expect(unexpected).toEqual([]);
+    // One session per code: a repeated exchange answers the first redeem's session.
+    expect(pending.map((code) => load.sessionsOf(code).size)).toEqual(pending.map(() => 1));
+
+    // A new login in the failed-over slot's shard and elsewhere, with no restart.
+    const again = await signIn('user-2');
+    const { session } = await exchanged(again.code);
+    await expect(isActive(session.gatewayToken)).resolves.toBe(true);
+  });
+
+  /**
+   * Introspects every live session and exchanges every pending code, over and over, until
+   * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves.
+   * Anything else (a session inactive, a code refused) is recorded as unexpected.
+   */
+  function startLoad(live: { id: string; token: string }[], pending: string[]) {
+    const answered = new Map<string, Set<string>>(pending.map((code) => [code, new Set()]));
+    const unexpected: string[] = [];
+    let introspections = 0;
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        for (const { id, token } of live) {
+          const answer = await steps().introspect(shop, token);
+          introspections += 1;
+          if (answer.status === 200 && answer.body.active !== true)
+            unexpected.push(`${id} inactive`);
+          if (answer.status !== 200 && answer.status !== 503) {
+            unexpected.push(`introspection ${answer.status}`);
+          }
+        }
+        for (const code of pending) {
+          const answer = await steps().exchange(shop, code);
+          const { session } = answer.body as Partial<Exchanged>;
+          if (answer.status === 200 && session) answered.get(code)?.add(session.id);
+          else if (answer.status !== 503) unexpected.push(`exchange ${answer.status}`);
+        }
+      }
+    })();
+    return {
+      sessionsOf: (code: string) => answered.get(code) ?? new Set<string>(),
+      async stop() {
+        running = false;
+        await loop;
+        return { unexpected, introspections };
+      },
+    };
+  }
 });
