@@ -12,17 +12,20 @@ import {
 import {
   callback,
   createPlatform,
+  exchange,
   exchangeOk,
   introspect,
+  type PlatformKey,
   splitTestEnv,
   startAndSignIn,
   waitForReadyEdges,
 } from './split-sign-in.js';
 import { startSplitDeployment, type SplitDeployment, type SplitPorts } from './split-launcher.js';
 
-// The split processes in production on Redis Sentinel (REDIS_SENTINELS, no REDIS_URL): a
-// sign-in, then a failover of the Redis master; the session is still active through the new
-// master, and new sign-ins work on it.
+// The split processes in production on Redis Sentinel (REDIS_SENTINELS, no REDIS_URL):
+// sign-ins, then a failover of the Redis master while a platform introspects and exchanges;
+// the sessions are still active through the new master, and new sign-ins and sign-outs work
+// on it.
 describe('split mode on Redis Sentinel', () => {
   let testDb: TestDatabase;
   let sentinel: RedisSentinelSetup;
@@ -49,7 +52,15 @@ describe('split mode on Redis Sentinel', () => {
         provider,
         { databaseUrl: testDb.url, redisUrl: '', redisKeyPrefix: 'gw:' },
         // In production auth-flow checks that Redis keeps the sessions (the replica does).
-        { ...sentinel.env, NODE_ENV: 'production', REDIS_REQUIRE_PERSISTENCE: 'true' },
+        {
+          ...sentinel.env,
+          NODE_ENV: 'production',
+          REDIS_REQUIRE_PERSISTENCE: 'true',
+          // The load below stays under the limits (they count in Redis too).
+          RATE_LIMIT_BROWSER_PER_IP: '100000',
+          RATE_LIMIT_EXCHANGE_PER_CLIENT: '100000',
+          RATE_LIMIT_INTROSPECT_PER_CLIENT: '100000',
+        },
       ),
       onLine: (service, line) => output.push(`${service}: ${line}`),
     });
@@ -63,34 +74,92 @@ describe('split mode on Redis Sentinel', () => {
     await testDb?.drop();
   });
 
-  it('keeps the session over a failover of the Redis master and signs in on the new one', async () => {
+  it('keeps every session over a failover of the Redis master under introspections and exchanges, loses no code, redeems none twice, and signs in and out on the new master', async () => {
     const edge = `http://127.0.0.1:${ports.edge}`;
     const key = await createPlatform(edge, provider, 'SENTINEL_APP');
-    const signIn = async () => {
-      const code = await callback(
-        edge,
-        await startAndSignIn(edge, provider, 'SENTINEL_APP', 'user-1'),
-      );
-      return exchangeOk(edge, key, code);
-    };
-    const before = await signIn();
+    const signIn = async () =>
+      callback(edge, await startAndSignIn(edge, provider, 'SENTINEL_APP', 'user-1'));
+    const live: string[] = [];
+    for (let count = 0; count < 4; count += 1) {
+      live.push((await exchangeOk(edge, key, await signIn())).token);
+    }
+    // Codes the platform exchanges only while the master fails over.
+    const pending: string[] = [];
+    for (let count = 0; count < 3; count += 1) pending.push(await signIn());
+    const load = startLoad(edge, key, live, pending);
 
     await sentinel.failover();
     await waitForReadyEdges([ports.edge], output);
     // Requests in the switch may answer 503 (fast); then the new master answers.
     await waitFor(
-      async () => {
-        const answer = await introspect(edge, key, before.token);
-        return answer.status === 200 && ((await answer.json()) as { active: boolean }).active;
-      },
-      { timeoutMs: 60_000, intervalMs: 200, what: 'the session through the new master' },
+      async () =>
+        (await Promise.all(live.map((token) => isActive(edge, key, token)))).every(Boolean) &&
+        pending.every((code) => load.tokensOf(code).size > 0),
+      { timeoutMs: 60_000, intervalMs: 200, what: 'the sessions and codes on the new master' },
     ).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${output.join('\n')}`);
     });
-    const after = await signIn();
-    expect(after.sub).toBe(before.sub);
-    expect(
-      ((await (await introspect(edge, key, after.token)).json()) as { active: boolean }).active,
-    ).toBe(true);
+    const { unexpected, introspections } = await load.stop();
+    expect(introspections).toBeGreaterThan(0);
+    expect(unexpected).toEqual([]);
+    // One session per code: a repeated exchange answers the first redeem's session.
+    expect(pending.map((code) => load.tokensOf(code).size)).toEqual(pending.map(() => 1));
+
+    const after = await exchangeOk(edge, key, await signIn());
+    await expect(isActive(edge, key, after.token)).resolves.toBe(true);
+    const logout = await fetch(`${edge}/v1/auth/logout`, {
+      method: 'POST',
+      headers: {
+        cookie: `svc_auth_session=${encodeURIComponent(after.token)}`,
+        origin: 'http://localhost:3000',
+      },
+    });
+    expect(logout.status).toBe(200);
+    await expect(isActive(edge, key, after.token)).resolves.toBe(false);
   });
 });
+
+async function isActive(edge: string, key: PlatformKey, token: string): Promise<boolean> {
+  const answer = await introspect(edge, key, token);
+  return answer.status === 200 && ((await answer.json()) as { active: boolean }).active;
+}
+
+/**
+ * Introspects every live session and exchanges every pending code, over and over, until
+ * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves.
+ * Anything else (a session inactive, a code refused) is recorded as unexpected.
+ */
+function startLoad(edge: string, key: PlatformKey, live: string[], pending: string[]) {
+  const answered = new Map<string, Set<string>>(pending.map((code) => [code, new Set()]));
+  const unexpected: string[] = [];
+  let introspections = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      for (const token of live) {
+        const answer = await introspect(edge, key, token);
+        introspections += 1;
+        const body = (await answer.json()) as { active?: boolean };
+        if (answer.status === 200 && body.active !== true) unexpected.push('a session inactive');
+        if (answer.status !== 200 && answer.status !== 503) {
+          unexpected.push(`introspection ${answer.status}`);
+        }
+      }
+      for (const code of pending) {
+        const answer = await exchange(edge, key, code);
+        const body = (await answer.json()) as { session?: { gatewayToken: string } };
+        if (answer.status === 200 && body.session)
+          answered.get(code)?.add(body.session.gatewayToken);
+        else if (answer.status !== 503) unexpected.push(`exchange ${answer.status}`);
+      }
+    }
+  })();
+  return {
+    tokensOf: (code: string) => answered.get(code) ?? new Set<string>(),
+    async stop() {
+      running = false;
+      await loop;
+      return { unexpected, introspections };
+    },
+  };
+}
