@@ -100,14 +100,28 @@ describe('the login flow on a Redis Cluster', () => {
   const steps = () => loginSteps(t);
 
   beforeAll(async () => {
-    redis = await connectRedis({ ...cluster.connection, keyPrefix: 'login:', timeoutMs: 2_000 });
+    // Named by REDIS_CLUSTER_NODES, as a deployment names it.
     const many = '100000';
+    const env = {
+      ...cluster.env,
+      REDIS_KEY_PREFIX: 'login:',
+      RATE_LIMIT_BROWSER_PER_IP: many,
+      RATE_LIMIT_EXCHANGE_PER_CLIENT: many,
+      RATE_LIMIT_INTROSPECT_PER_CLIENT: many,
+    };
+    const config = loadConfig({
+      IDENTITY_ISSUER: 'http://localhost:8080/api/auth/env/PROD',
+      GATEWAY_ENCRYPTION_KEYS: generateEncryptionKeySpec('k1'),
+      ...env,
+    });
+    if (config.redis?.mode !== 'cluster') throw new Error('not Cluster mode');
+    redis = await connectRedis({
+      ...config.redis,
+      keyPrefix: config.redisKeyPrefix,
+      timeoutMs: config.databaseTimeoutMs,
+    });
     t = await startGatewayUnderTest(
-      {
-        RATE_LIMIT_BROWSER_PER_IP: many,
-        RATE_LIMIT_EXCHANGE_PER_CLIENT: many,
-        RATE_LIMIT_INTROSPECT_PER_CLIENT: many,
-      },
+      env,
       {
         accounts: ACCOUNTS.map((accountId) => ({
           accountId,
