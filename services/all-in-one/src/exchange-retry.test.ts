@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { hashToken } from '@gateway/crypto';
 import { connectRedis } from '@gateway/db';
-import { unusedLocalPort, waitFor } from '@gateway/testkit';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { startFreezableRedis, type FreezableRedis } from './testing/freezable-redis.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
 import { handoffCodeOf, loginSteps, type IssuedKey } from './testing/login-steps.js';
 
@@ -16,52 +15,7 @@ import { handoffCodeOf, loginSteps, type IssuedKey } from './testing/login-steps
 /** The store's Redis command time-out, so a frozen exchange answers 503 after a second. */
 const REDIS_TIMEOUT_MS = 1_000;
 
-type FrozenRedis = { port: number; freeze(): void; thaw(): void; stop(): Promise<void> };
-
-/** redis-server on a free port, without persistence, that the test can freeze and thaw. */
-async function startFreezableRedis(): Promise<FrozenRedis> {
-  const port = await unusedLocalPort();
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const spawned = new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', reject);
-  });
-  await spawned;
-  await waitFor(
-    async () => {
-      // No reconnecting in the background: each probe is one attempt, then closed.
-      const client = new Redis(`redis://127.0.0.1:${port}`, {
-        lazyConnect: true,
-        retryStrategy: () => null,
-        maxRetriesPerRequest: 0,
-      });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        return (await client.ping()) === 'PONG';
-      } finally {
-        client.disconnect();
-      }
-    },
-    { timeoutMs: 30_000, intervalMs: 50, what: 'the private redis-server to answer PING' },
-  );
-  return {
-    port,
-    freeze: () => child.kill('SIGSTOP'),
-    thaw: () => child.kill('SIGCONT'),
-    async stop() {
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
-
-let server: FrozenRedis;
+let server: FreezableRedis;
 let redis: Redis;
 let t: GatewayUnderTest;
 let web: IssuedKey;
