@@ -9,6 +9,7 @@ import {
   MINUTE,
   fakeCiphertext,
   fakeHash,
+  hashIn,
   newHandoff,
   newHandoffSnapshot,
   newSession,
@@ -118,6 +119,33 @@ describe('Redis AuthFlowStore', () => {
     await expect(handle.store.revokeUserSessions(userId, now)).resolves.toBe(2);
     await expect(handle.store.getSession(bare.tokenHash, now)).resolves.toBe(undefined);
     expect(await exists(`us:${userId}`)).toBe(false);
+  });
+
+  it('indexes a session before writing it: a refused callback leaves a member that revoke and strip skip until its expiry', async () => {
+    const now = Date.now();
+    const userId = randomUUID();
+    const unconsumed = newTransaction(now);
+    await handle.store.createTransaction(unconsumed);
+    const refused = newSession(now, { userId, tokenHash: hashIn(unconsumed) });
+    await expect(
+      handle.store.createBoundSession({
+        transactionId: unconsumed.id,
+        keepUntil: now + 60 * MINUTE,
+        session: refused,
+      }),
+    ).resolves.toBe('not_found');
+    expect(await raw.zscore(full(`us:${userId}`), refused.tokenHash)).toBe(
+      String(refused.expiresAt),
+    );
+    const live = newSession(now, { userId });
+    await handle.store.createSession(live);
+
+    await expect(handle.store.stripUserPermissions(userId)).resolves.toBe(1);
+    await expect(handle.store.revokeUserSessions(userId, now)).resolves.toBe(1);
+    await expect(handle.store.getSession(live.tokenHash, now)).resolves.toBe(undefined);
+    // The member of the session never written stays (its login might still be writing it).
+    expect(await raw.zrange(full(`us:${userId}`), '0', '-1')).toEqual([refused.tokenHash]);
+    expect(await expiresAt(`us:${userId}`)).toBe(refused.expiresAt);
   });
 
   it('writes only under its key prefix: a store on another prefix sees nothing of it', async () => {
