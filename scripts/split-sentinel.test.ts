@@ -23,9 +23,9 @@ import {
 import { startSplitDeployment, type SplitDeployment, type SplitPorts } from './split-launcher.js';
 
 // The split processes in production on Redis Sentinel (REDIS_SENTINELS, no REDIS_URL):
-// sign-ins, then a failover of the Redis master while a platform introspects and exchanges;
-// the sessions are still active through the new master, and new sign-ins and sign-outs work
-// on it.
+// sign-ins, then a failover of the Redis master while a platform introspects and exchanges,
+// then a crash of the (new) master under the same load; the sessions are still active
+// through the promoted replica, and new sign-ins and sign-outs work on it.
 describe('split mode on Redis Sentinel', () => {
   let testDb: TestDatabase;
   let sentinel: RedisSentinelSetup;
@@ -74,11 +74,12 @@ describe('split mode on Redis Sentinel', () => {
     await testDb?.drop();
   });
 
-  it('keeps every session over a failover of the Redis master under introspections and exchanges, loses no code, redeems none twice, and signs in and out on the new master', async () => {
+  /** A platform with four signed-in sessions and three codes not exchanged yet. */
+  async function signedIn(platformKey: string) {
     const edge = `http://127.0.0.1:${ports.edge}`;
-    const key = await createPlatform(edge, provider, 'SENTINEL_APP');
+    const key = await createPlatform(edge, provider, platformKey);
     const signIn = async () =>
-      callback(edge, await startAndSignIn(edge, provider, 'SENTINEL_APP', 'user-1'));
+      callback(edge, await startAndSignIn(edge, provider, platformKey, 'user-1'));
     const live: string[] = [];
     for (let count = 0; count < 4; count += 1) {
       live.push((await exchangeOk(edge, key, await signIn())).token);
@@ -86,19 +87,34 @@ describe('split mode on Redis Sentinel', () => {
     // Codes the platform exchanges only while the master fails over.
     const pending: string[] = [];
     for (let count = 0; count < 3; count += 1) pending.push(await signIn());
-    const load = startLoad(edge, key, live, pending);
+    return { edge, key, signIn, live, pending };
+  }
 
-    await sentinel.failover();
+  /** Waits until every live session is active and every code is settled on the new master. */
+  async function recovered(
+    edge: string,
+    key: PlatformKey,
+    live: readonly string[],
+    settled: () => boolean,
+  ): Promise<void> {
     await waitForReadyEdges([ports.edge], output);
     // Requests in the switch may answer 503 (fast); then the new master answers.
     await waitFor(
       async () =>
         (await Promise.all(live.map((token) => isActive(edge, key, token)))).every(Boolean) &&
-        pending.every((code) => load.tokensOf(code).size > 0),
+        settled(),
       { timeoutMs: 60_000, intervalMs: 200, what: 'the sessions and codes on the new master' },
     ).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${output.join('\n')}`);
     });
+  }
+
+  it('keeps every session over a failover of the Redis master under introspections and exchanges, loses no code, redeems none twice, and signs in and out on the new master', async () => {
+    const { edge, key, signIn, live, pending } = await signedIn('SENTINEL_APP');
+    const load = startLoad(edge, key, live, pending);
+
+    await sentinel.failover();
+    await recovered(edge, key, live, () => pending.every((code) => load.tokensOf(code).size > 0));
     const { unexpected, introspections } = await load.stop();
     expect(introspections).toBeGreaterThan(0);
     expect(unexpected).toEqual([]);
@@ -117,6 +133,27 @@ describe('split mode on Redis Sentinel', () => {
     expect(logout.status).toBe(200);
     await expect(isActive(edge, key, after.token)).resolves.toBe(false);
   });
+
+  // The master crashes (SIGKILL) under load, with no failover planned: what it took after the
+  // replica caught up may be lost with it. A code whose redeem was lost may answer 404
+  // afterwards; it must never give a second session.
+  it('keeps every replicated session when the Redis master is killed under introspections and exchanges, redeems no code twice, and signs in again on the promoted replica', async () => {
+    const { edge, key, signIn, live, pending } = await signedIn('SENTINEL_KILL_APP');
+    const load = startLoad(edge, key, live, pending, { codeMayBeLost: true });
+
+    await sentinel.killMaster();
+    await recovered(edge, key, live, () =>
+      pending.every((code) => load.tokensOf(code).size > 0 || load.refused(code)),
+    );
+    const { unexpected, introspections } = await load.stop();
+    expect(introspections).toBeGreaterThan(0);
+    expect(unexpected).toEqual([]);
+    // At most one session per code, whether its redeem survived the crash or not.
+    expect(pending.filter((code) => load.tokensOf(code).size > 1)).toEqual([]);
+
+    const after = await exchangeOk(edge, key, await signIn());
+    await expect(isActive(edge, key, after.token)).resolves.toBe(true);
+  });
 });
 
 async function isActive(edge: string, key: PlatformKey, token: string): Promise<boolean> {
@@ -126,11 +163,19 @@ async function isActive(edge: string, key: PlatformKey, token: string): Promise<
 
 /**
  * Introspects every live session and exchanges every pending code, over and over, until
- * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves.
- * Anything else (a session inactive, a code refused) is recorded as unexpected.
+ * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves;
+ * with `codeMayBeLost`, a code refused (404) too, as one whose redeem died with the master.
+ * Anything else (a session inactive, a code refused otherwise) is recorded as unexpected.
  */
-function startLoad(edge: string, key: PlatformKey, live: string[], pending: string[]) {
+function startLoad(
+  edge: string,
+  key: PlatformKey,
+  live: readonly string[],
+  pending: readonly string[],
+  options: { codeMayBeLost?: boolean } = {},
+) {
   const answered = new Map<string, Set<string>>(pending.map((code) => [code, new Set()]));
+  const refused = new Set<string>();
   const unexpected: string[] = [];
   let introspections = 0;
   let running = true;
@@ -150,12 +195,14 @@ function startLoad(edge: string, key: PlatformKey, live: string[], pending: stri
         const body = (await answer.json()) as { session?: { gatewayToken: string } };
         if (answer.status === 200 && body.session)
           answered.get(code)?.add(body.session.gatewayToken);
+        else if (answer.status === 404 && options.codeMayBeLost === true) refused.add(code);
         else if (answer.status !== 503) unexpected.push(`exchange ${answer.status}`);
       }
     }
   })();
   return {
     tokensOf: (code: string) => answered.get(code) ?? new Set<string>(),
+    refused: (code: string) => refused.has(code),
     async stop() {
       running = false;
       await loop;

@@ -43,6 +43,8 @@ export type RedisProcess = {
   readonly logFile: string;
   /** Resolves once the process has exited (at once when it already has). */
   stop(): Promise<void>;
+  /** SIGKILL, as a crash or a lost machine ends it: no shutdown, no last write. */
+  kill(): Promise<void>;
   /** True once the process has exited. */
   readonly exited: boolean;
 };
@@ -78,6 +80,10 @@ export async function spawnRedisProcess(options: {
       return exited;
     },
     stop: () => stopProcess(child, exit),
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exit;
+    },
   };
   try {
     await answersPing(options.address, options.password, () => exited);
@@ -146,6 +152,29 @@ export async function withConnection<T>(
     // Only when not already ended: ioredis's disconnect() of an ended connection arms a
     // timer that nothing clears, which holds the test process open.
     if (redis.status !== 'end') redis.disconnect();
+  }
+}
+
+/**
+ * Resolves once `replica` has applied every write its master had taken when this is called:
+ * its processed replication offset reaches the master's. Later writes are not waited for.
+ */
+export async function waitForReplication(
+  master: RedisAddress,
+  replica: RedisAddress,
+  password: string | undefined,
+): Promise<void> {
+  const offset = async (address: RedisAddress, field: string) =>
+    Number(
+      infoFields(await withConnection(address, password, (redis) => redis.info('replication'))).get(
+        field,
+      ),
+    );
+  const target = await offset(master, 'master_repl_offset');
+  const deadline = Date.now() + REDIS_EVENT_TIMEOUT_MS;
+  while ((await offset(replica, 'slave_repl_offset').catch(() => -1)) < target) {
+    if (Date.now() > deadline) throw new Error('the replica did not catch up with its master');
+    await sleep(POLL_MS);
   }
 }
 

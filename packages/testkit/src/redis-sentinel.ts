@@ -7,6 +7,7 @@ import {
   REDIS_EVENT_TIMEOUT_MS,
   spawnRedisProcess,
   stopAll,
+  waitForReplication,
   withConnection,
   type RedisAddress,
   type RedisProcess,
@@ -37,6 +38,13 @@ export type RedisSentinelSetup = {
    * it answers as master.
    */
   failover(): Promise<{ from: RedisAddress; to: RedisAddress }>;
+  /**
+   * The master crashes: once the replica has every write the master had taken (their
+   * replication offsets), the master process is killed (SIGKILL) and the Sentinels, which
+   * find it down after a second, promote the replica. Resolves once every Sentinel names the
+   * replica and it answers as master; the killed process stays down.
+   */
+  killMaster(): Promise<{ from: RedisAddress; to: RedisAddress }>;
   /** Stops every process and removes the folder. */
   stop(): Promise<void>;
 };
@@ -89,6 +97,7 @@ export async function startRedisSentinel(
       },
       master: () => namedMaster(sentinels, password),
       failover: () => failOver(sentinels, password, [master, replica]),
+      killMaster: () => killMaster(sentinels, password, processes.slice(0, 2)),
       stop: () => stopAll(processes, dir),
     };
   } catch (error) {
@@ -139,8 +148,11 @@ async function startSentinel(options: {
     `dir ${dir}`,
     `logfile ${logFile}`,
     `sentinel monitor ${MASTER_NAME} ${master.host} ${master.port} 2`,
+    // A master that stops answering is down after a second. A Sentinel starts no failover
+    // within twice the failover timeout of the last one, so a crash soon after a planned
+    // failover (as tests make them) is handled in seconds, not after 20 s.
     `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
-    `sentinel failover-timeout ${MASTER_NAME} 10000`,
+    `sentinel failover-timeout ${MASTER_NAME} 3000`,
     ...(password === undefined
       ? []
       : [
@@ -246,4 +258,51 @@ async function failOver(
     return infoFields(role).get('role') === 'master';
   }, poll('every Sentinel to name the new master'));
   return { from, to };
+}
+
+async function killMaster(
+  sentinels: readonly RedisAddress[],
+  password: string | undefined,
+  servers: readonly RedisProcess[],
+): Promise<{ from: RedisAddress; to: RedisAddress }> {
+  const from = await namedMaster(sentinels, password);
+  const master = servers.find((server) => server.address.port === from.port);
+  const to = servers.find((server) => server.address.port !== from.port)?.address;
+  if (master === undefined || to === undefined) throw new Error('no replica to promote');
+  // Sentinel promotes only a replica it knows and sees up (after a planned failover, the old
+  // master once reconfigured), and the test counts on it having what the master had.
+  await waitFor(async () => {
+    if (!(await replicaInSync(to, password))) return false;
+    const known = await Promise.all(
+      sentinels.map((sentinel) => sentinelSeesReplica(sentinel, password, to)),
+    );
+    return known.every(Boolean);
+  }, poll('the Sentinels to see the replica up'));
+  await waitForReplication(from, to, password);
+  await master.kill();
+  await waitFor(async () => {
+    const named = await namedMaster(sentinels, password);
+    if (named.port !== to.port) return false;
+    const role = await withConnection(to, password, (redis) => redis.info('replication'));
+    return infoFields(role).get('role') === 'master';
+  }, poll('every Sentinel to name the replica after the master died'));
+  return { from, to };
+}
+
+/** Whether `sentinel` lists `replica` as a replica of the master it names, not down. */
+function sentinelSeesReplica(
+  sentinel: RedisAddress,
+  password: string | undefined,
+  replica: RedisAddress,
+): Promise<boolean> {
+  return withConnection(sentinel, password, async (redis) => {
+    const replicas = (await redis.call('SENTINEL', 'REPLICAS', MASTER_NAME)) as unknown[];
+    return replicas.map(entryFields).some((fields) => {
+      return (
+        fields.get('ip') === replica.host &&
+        Number(fields.get('port')) === replica.port &&
+        fields.get('flags') === 'slave'
+      );
+    });
+  });
 }
