@@ -175,6 +175,17 @@ describe('connectRedis in Cluster and Sentinel mode', () => {
     expect(await rawGet(await sentinel.master(), 'failover:key')).toBe('written after');
   });
 
+  it('fails at once, saying why and never with the password, when the password is wrong or missing', async () => {
+    for (const connection of [cluster.connection, sentinel.connection]) {
+      const wrong = connectRedis({ ...connection, password: 'not-the-password', timeoutMs: 2_000 });
+      await expect(wrong).rejects.toThrow(/^Redis refused the password \(REDIS_PASSWORD/);
+      await expect(wrong).rejects.not.toThrow(/not-the-password|connection-password/);
+      await expect(
+        connectRedis({ ...connection, password: undefined, timeoutMs: 2_000 }),
+      ).rejects.toThrow('Redis requires a password and none was given (REDIS_PASSWORD)');
+    }
+  });
+
   it('answers at once with an error while disconnected, in Cluster mode too', async () => {
     const onCluster = await connectCluster();
     onCluster.disconnect();

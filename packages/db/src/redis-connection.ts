@@ -65,8 +65,47 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   redis.on('error', () => undefined);
   batchWritesPerTurn(redis);
   traceCommands(redis);
-  await redis.connect();
+  await connectOrExplain(redis, 'error');
   return redis;
+}
+
+/** Redis's refusals of the credentials: a wrong password (WRONGPASS), none given (NOAUTH). */
+const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b/;
+
+/**
+ * Connects, and fails with an error that says so when Redis refuses the password or wants
+ * one: ioredis reports that as a closed connection (one server) or as no node available
+ * (Cluster), and in Sentinel mode retries it forever, so a gateway would hang at start. The
+ * error quotes Redis's reply, which never holds the password.
+ */
+async function connectOrExplain(client: RedisClient, event: 'error' | 'node error') {
+  let onError: (error: Error) => void = () => undefined;
+  const refused = new Promise<never>((_, reject) => {
+    onError = (error) => {
+      const reply = CREDENTIALS_REFUSED.exec(error.message);
+      if (reply === null) return;
+      const missing = reply[1] === 'NOAUTH';
+      reject(
+        new Error(
+          missing
+            ? 'Redis requires a password and none was given (REDIS_PASSWORD)'
+            : 'Redis refused the password (REDIS_PASSWORD, or the password in REDIS_URL)',
+          { cause: error },
+        ),
+      );
+    };
+  });
+  client.on(event, onError);
+  const connecting = client.connect();
+  try {
+    await Promise.race([connecting, refused]);
+  } catch (error) {
+    connecting.catch(() => undefined);
+    client.disconnect();
+    throw error;
+  } finally {
+    client.off(event, onError);
+  }
 }
 
 /** Milliseconds before the next reconnection attempt: soon at first, then every 2 s. */
@@ -153,7 +192,7 @@ async function connectCluster(options: RedisConnectionOptions<ClusterRedisEndpoi
     batchWritesPerTurn(node);
   });
   traceCommands(cluster);
-  await cluster.connect();
+  await connectOrExplain(cluster, 'node error');
   return cluster;
 }
 
