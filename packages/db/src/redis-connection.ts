@@ -69,30 +69,21 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   return redis;
 }
 
-/** Redis's refusals of the credentials: a wrong password (WRONGPASS), none given (NOAUTH). */
-const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b/;
-
 /**
- * Connects, and fails with an error that says so when Redis refuses the password or wants
- * one: ioredis reports that as a closed connection (one server) or as no node available
- * (Cluster), and in Sentinel mode retries it forever, so a gateway would hang at start. The
- * error quotes Redis's reply, which never holds the password.
+ * Connects, and fails with an error that says why: ioredis reports a refused password as a
+ * closed connection (one server) or as no node available (Cluster), and in Sentinel mode
+ * retries it forever, so a gateway would hang at start; a refused certificate reads as a
+ * closed connection too. The error quotes Redis's reply or the TLS error, which never hold
+ * the password. A failed client is disconnected, so it does not go on reconnecting.
  */
 async function connectOrExplain(client: RedisClient, event: 'error' | 'node error') {
+  let lastError: Error | undefined;
   let onError: (error: Error) => void = () => undefined;
   const refused = new Promise<never>((_, reject) => {
     onError = (error) => {
-      const reply = CREDENTIALS_REFUSED.exec(error.message);
-      if (reply === null) return;
-      const missing = reply[1] === 'NOAUTH';
-      reject(
-        new Error(
-          missing
-            ? 'Redis requires a password and none was given (REDIS_PASSWORD)'
-            : 'Redis refused the password (REDIS_PASSWORD, or the password in REDIS_URL)',
-          { cause: error },
-        ),
-      );
+      lastError = error;
+      const refusal = credentialsRefusal(error);
+      if (refusal !== undefined) reject(refusal);
     };
   });
   client.on(event, onError);
@@ -101,11 +92,33 @@ async function connectOrExplain(client: RedisClient, event: 'error' | 'node erro
     await Promise.race([connecting, refused]);
   } catch (error) {
     connecting.catch(() => undefined);
-    client.disconnect();
-    throw error;
+    // Only when not already ended: ioredis's disconnect() of an ended connection arms a
+    // timer that nothing clears.
+    if (client.status !== 'end') client.disconnect();
+    if (lastError === undefined || !saysOnlyClosed(error)) throw error;
+    throw new Error(`Could not connect to Redis: ${lastError.message}`, { cause: lastError });
   } finally {
     client.off(event, onError);
   }
+}
+
+/** Redis's refusals of the credentials: a wrong password (WRONGPASS), none given (NOAUTH). */
+const CREDENTIALS_REFUSED = /\b(WRONGPASS|NOAUTH)\b/;
+
+function credentialsRefusal(error: Error): Error | undefined {
+  const reply = CREDENTIALS_REFUSED.exec(error.message);
+  if (reply === null) return undefined;
+  const message =
+    reply[1] === 'NOAUTH'
+      ? 'Redis requires a password and none was given (REDIS_PASSWORD)'
+      : 'Redis refused the password (REDIS_PASSWORD, or the password in REDIS_URL)';
+  return new Error(message, { cause: error });
+}
+
+/** Whether an error only says that the connection closed or that no node answered. */
+function saysOnlyClosed(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  return /^(Connection is closed|None of startup nodes is available)/.test(message);
 }
 
 /** Milliseconds before the next reconnection attempt: soon at first, then every 2 s. */
