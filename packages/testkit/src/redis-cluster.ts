@@ -8,6 +8,7 @@ import {
   REDIS_EVENT_TIMEOUT_MS,
   spawnRedisProcess,
   stopAll,
+  waitForReplication,
   withConnection,
   type RedisAddress,
   type RedisProcess,
@@ -35,6 +36,14 @@ export type RedisCluster = {
    * cluster state is ok everywhere.
    */
   failover(key?: string): Promise<{ from: RedisAddress; to: RedisAddress }>;
+  /**
+   * The master serving `key`'s slot (slot 0 without a key) crashes: once its replica has every
+   * write the master had taken (their replication offsets), the master process is killed
+   * (SIGKILL); the other nodes find it failed after the node timeout (2 s) and its replica
+   * takes over. Resolves once every live node names the replica for the slot and reports the
+   * cluster ok; the killed process stays down.
+   */
+  killMaster(key?: string): Promise<{ from: RedisAddress; to: RedisAddress }>;
   /** Stops every process and removes the folder. */
   stop(): Promise<void>;
 };
@@ -82,6 +91,7 @@ export async function startRedisCluster(
         ...(password === undefined ? {} : { REDIS_PASSWORD: password }),
       },
       failover: (key) => failOver(nodes, password, key),
+      killMaster: (key) => killMaster(processes, password, key),
       stop: () => stopAll(processes, dir),
     };
   } catch (error) {
@@ -176,11 +186,12 @@ async function clusterNodes(node: RedisAddress, password: string | undefined) {
     });
 }
 
-async function failOver(
+/** The slot of `key` (0 without one), its master and that master's replica. */
+async function shardOf(
   nodes: readonly RedisAddress[],
   password: string | undefined,
   key: string | undefined,
-): Promise<{ from: RedisAddress; to: RedisAddress }> {
+): Promise<{ slot: number; from: RedisAddress; to: RedisAddress }> {
   const first = nodes[0] ?? { host: '127.0.0.1', port: 0 };
   const slot = Number(
     key === undefined
@@ -194,12 +205,49 @@ async function failOver(
   if (replica === undefined) {
     throw new Error(`no replica of ${from.host}:${from.port} in ${JSON.stringify(lines)}`);
   }
-  const to = replica.address;
+  return { slot, from, to: replica.address };
+}
+
+async function failOver(
+  nodes: readonly RedisAddress[],
+  password: string | undefined,
+  key: string | undefined,
+): Promise<{ from: RedisAddress; to: RedisAddress }> {
+  const { slot, from, to } = await shardOf(nodes, password, key);
   await withConnection(to, password, (redis) => redis.call('CLUSTER', 'FAILOVER'));
   await waitFor(async () => {
     const views = await Promise.all(nodes.map((node) => masterOfSlot(node, password, slot)));
     return views.every((view) => sameAddress(view, to)) && (await clusterSettled(nodes, password));
   }, poll('the failover to complete'));
+  return { from, to };
+}
+
+async function killMaster(
+  processes: readonly RedisProcess[],
+  password: string | undefined,
+  key: string | undefined,
+): Promise<{ from: RedisAddress; to: RedisAddress }> {
+  const live = processes.filter((each) => !each.exited).map((each) => each.address);
+  const { slot, from, to } = await shardOf(live, password, key);
+  const master = processes.find((each) => sameAddress(each.address, from));
+  if (master === undefined) throw new Error(`no process at ${from.host}:${from.port}`);
+  await waitForReplication(from, to, password);
+  await master.kill();
+  const others = live.filter((node) => !sameAddress(node, from));
+  await waitFor(async () => {
+    const views = await Promise.all(
+      others.map(async (node) => {
+        const info = infoFields(
+          String(await withConnection(node, password, (redis) => redis.call('CLUSTER', 'INFO'))),
+        );
+        return (
+          info.get('cluster_state') === 'ok' &&
+          sameAddress(await masterOfSlot(node, password, slot), to)
+        );
+      }),
+    );
+    return views.every(Boolean);
+  }, poll('the replica to take over from the killed master'));
   return { from, to };
 }
 
