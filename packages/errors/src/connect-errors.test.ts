@@ -37,6 +37,10 @@ function routes(router: ConnectRouter): void {
           throw new Error('connection string postgres://user:hunter2@db/x broke');
         case 'redis-down':
           throw new Error("Stream isn't writeable and enableOfflineQueue options is false");
+        case 'redis-cluster-shard-down':
+          throw new Error(
+            'Too many Cluster redirections. Last error: CLUSTERDOWN The cluster is down',
+          );
         case 'postgres-down':
           throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
             code: 'ECONNREFUSED',
@@ -102,7 +106,7 @@ describe('errors across Connect', () => {
     expect(unexpected).toEqual(['grpc.health.v1.Health/Check']);
   });
 
-  it.each(['redis-down', 'postgres-down', 'statement-timeout'])(
+  it.each(['redis-down', 'redis-cluster-shard-down', 'postgres-down', 'statement-timeout'])(
     'a service whose PostgreSQL or Redis fails answers SERVICE_UNAVAILABLE, not a 500 (%s)',
     async (service) => {
       const client = createClient(Health, transports()['connect over HTTP/2']);

@@ -69,7 +69,9 @@ function hasNetworkFailureCause(error: unknown): boolean {
 // INTERNAL_ERROR. Duck-typed like @gateway/db's isConnectionFailure (this package has no
 // dependency on the drivers): pg SQLSTATEs of a lost connection (08xxx, 57P01-57P03) and
 // of a statement cancelled by statement_timeout (57014); pg and knex time-outs and drops;
-// ioredis without a connection (no offline queue), or past its command time-out.
+// ioredis without a connection (no offline queue), or past its command time-out; a Redis
+// Cluster with a shard down until its replica takes over (CLUSTERDOWN, TRYAGAIN, redirections
+// or slot refreshes that found no master).
 const dependencyFailureSqlStates = /^(08...|57P0[123]|57014)$/;
 const dependencyFailureNames = new Set([
   'DatabaseUnavailableError',
@@ -77,7 +79,7 @@ const dependencyFailureNames = new Set([
   'MaxRetriesPerRequestError',
 ]);
 const dependencyFailureMessages =
-  /Connection terminated|timeout expired|Connection ended unexpectedly|timeout exceeded when trying to connect|Stream isn't writeable|Connection is closed|Command timed out|max retries per request/i;
+  /Connection terminated|timeout expired|Connection ended unexpectedly|timeout exceeded when trying to connect|Stream isn't writeable|Connection is closed|Command timed out|max retries per request|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache/i;
 
 function isDependencyFailure(error: unknown): boolean {
   let current: unknown = error;

@@ -22,7 +22,8 @@ import {
 
 // The all-in-one gateway wired to a Redis Cluster (config.redis in Cluster mode): the
 // auth-flow store answers the readiness check through it, the edge's rate limits count in it,
-// and the login flow runs on it, also over a failover of the shard that holds a session.
+// and the login flow runs on it, also over a failover of the shard that holds a session and
+// over a crash of that shard's master.
 // One Cluster for the file.
 let cluster: RedisCluster;
 
@@ -227,13 +228,51 @@ describe('the login flow on a Redis Cluster', () => {
     await expect(isActive(session.gatewayToken)).resolves.toBe(true);
   });
 
+  // The master of a session's shard crashes (SIGKILL) under load: what it took after its
+  // replica caught up may be lost with it. A code whose redeem was lost may answer 404
+  // afterwards; it must never give a second session.
+  it('keeps every replicated session when the master of its shard is killed under introspections and exchanges, redeems no code twice, and signs in again', async () => {
+    const live: { id: string; token: string }[] = [];
+    for (const accountId of ACCOUNTS.slice(1, 5)) {
+      const { session } = await exchanged((await signIn(accountId)).code);
+      live.push({ id: session.id, token: session.gatewayToken });
+    }
+    const pending: string[] = [];
+    for (const accountId of ACCOUNTS.slice(5, 8)) pending.push((await signIn(accountId)).code);
+    const load = startLoad(live, pending, { codeMayBeLost: true });
+
+    const [target] = live;
+    await cluster.killMaster(`{${target?.token.slice(0, 8)}}`);
+    await waitFor(
+      async () =>
+        (await Promise.all(live.map(({ token }) => isActive(token)))).every(Boolean) &&
+        pending.every((code) => load.sessionsOf(code).size > 0 || load.refused(code)),
+      { timeoutMs: 60_000, intervalMs: 100, what: 'the sessions and codes on the replica' },
+    );
+    const { unexpected, introspections } = await load.stop();
+    expect(introspections).toBeGreaterThan(0);
+    expect(unexpected).toEqual([]);
+    // At most one session per code, whether its redeem survived the crash or not.
+    expect(pending.filter((code) => load.sessionsOf(code).size > 1)).toEqual([]);
+
+    const again = await signIn('user-2');
+    const { session } = await exchanged(again.code);
+    await expect(isActive(session.gatewayToken)).resolves.toBe(true);
+  });
+
   /**
    * Introspects every live session and exchanges every pending code, over and over, until
-   * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves.
-   * Anything else (a session inactive, a code refused) is recorded as unexpected.
+   * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves;
+   * with `codeMayBeLost`, a code refused (404) too, as one whose redeem died with a master.
+   * Anything else (a session inactive, a code refused otherwise) is recorded as unexpected.
    */
-  function startLoad(live: { id: string; token: string }[], pending: string[]) {
+  function startLoad(
+    live: { id: string; token: string }[],
+    pending: string[],
+    options: { codeMayBeLost?: boolean } = {},
+  ) {
     const answered = new Map<string, Set<string>>(pending.map((code) => [code, new Set()]));
+    const refused = new Set<string>();
     const unexpected: string[] = [];
     let introspections = 0;
     let running = true;
@@ -252,12 +291,14 @@ describe('the login flow on a Redis Cluster', () => {
           const answer = await steps().exchange(shop, code);
           const { session } = answer.body as Partial<Exchanged>;
           if (answer.status === 200 && session) answered.get(code)?.add(session.id);
+          else if (answer.status === 404 && options.codeMayBeLost === true) refused.add(code);
           else if (answer.status !== 503) unexpected.push(`exchange ${answer.status}`);
         }
       }
     })();
     return {
       sessionsOf: (code: string) => answered.get(code) ?? new Set<string>(),
+      refused: (code: string) => refused.has(code),
       async stop() {
         running = false;
         await loop;
