@@ -30,7 +30,9 @@ export default {
   // busy two-core machine a first start of the embedded database, a browser or four split
   // processes can take minutes, and a test that hangs still fails, naming itself.
   testTimeout: 240_000,
-  maxWorkers: 2,
+  // Three workers on two cores: much of a test's time is spent waiting on the processes it
+  // starts (gateways, browsers, Redis setups, databases), and a third worker fills that wait.
+  maxWorkers: 3,
   // At the end of the run a worker's event loop drains (no handle is left open) and the
   // process then frees its heap before it ends: on a busy two-core machine that takes one to
   // three seconds between the worker's 'exit' event and its parent seeing it go. Jest's
