@@ -230,7 +230,7 @@ describe('the login flow on a Redis Cluster', () => {
 
   // The master of a session's shard crashes (SIGKILL) under load: what it took after its
   // replica caught up may be lost with it. A code whose redeem was lost may answer 404
-  // afterwards; it must never give a second session.
+  // afterwards; it must never give a second gateway session.
   it('keeps every replicated session when the master of its shard is killed under introspections and exchanges, redeems no code twice, and signs in again', async () => {
     const live: { id: string; token: string }[] = [];
     for (const accountId of ACCOUNTS.slice(1, 5)) {
