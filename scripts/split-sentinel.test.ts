@@ -133,6 +133,27 @@ describe('split mode on Redis Sentinel', () => {
     expect(logout.status).toBe(200);
     await expect(isActive(edge, key, after.token)).resolves.toBe(false);
   });
+
+  // The master crashes (SIGKILL) under load, with no failover planned: what it took after the
+  // replica caught up may be lost with it. A code whose redeem was lost may answer 404
+  // afterwards; it must never give a second session.
+  it('keeps every replicated session when the Redis master is killed under introspections and exchanges, redeems no code twice, and signs in again on the promoted replica', async () => {
+    const { edge, key, signIn, live, pending } = await signedIn('SENTINEL_KILL_APP');
+    const load = startLoad(edge, key, live, pending, { codeMayBeLost: true });
+
+    await sentinel.killMaster();
+    await recovered(edge, key, live, () =>
+      pending.every((code) => load.tokensOf(code).size > 0 || load.refused(code)),
+    );
+    const { unexpected, introspections } = await load.stop();
+    expect(introspections).toBeGreaterThan(0);
+    expect(unexpected).toEqual([]);
+    // At most one session per code, whether its redeem survived the crash or not.
+    expect(pending.filter((code) => load.tokensOf(code).size > 1)).toEqual([]);
+
+    const after = await exchangeOk(edge, key, await signIn());
+    await expect(isActive(edge, key, after.token)).resolves.toBe(true);
+  });
 });
 
 async function isActive(edge: string, key: PlatformKey, token: string): Promise<boolean> {
@@ -142,16 +163,19 @@ async function isActive(edge: string, key: PlatformKey, token: string): Promise<
 
 /**
  * Introspects every live session and exchanges every pending code, over and over, until
- * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves.
- * Anything else (a session inactive, a code refused) is recorded as unexpected.
+ * stopped. Allowed answers: active sessions and exchanged codes, or 503 while Redis moves;
+ * with `codeMayBeLost`, a code refused (404) too, as one whose redeem died with the master.
+ * Anything else (a session inactive, a code refused otherwise) is recorded as unexpected.
  */
 function startLoad(
   edge: string,
   key: PlatformKey,
   live: readonly string[],
   pending: readonly string[],
+  options: { codeMayBeLost?: boolean } = {},
 ) {
   const answered = new Map<string, Set<string>>(pending.map((code) => [code, new Set()]));
+  const refused = new Set<string>();
   const unexpected: string[] = [];
   let introspections = 0;
   let running = true;
@@ -171,12 +195,14 @@ function startLoad(
         const body = (await answer.json()) as { session?: { gatewayToken: string } };
         if (answer.status === 200 && body.session)
           answered.get(code)?.add(body.session.gatewayToken);
+        else if (answer.status === 404 && options.codeMayBeLost === true) refused.add(code);
         else if (answer.status !== 503) unexpected.push(`exchange ${answer.status}`);
       }
     }
   })();
   return {
     tokensOf: (code: string) => answered.get(code) ?? new Set<string>(),
+    refused: (code: string) => refused.has(code),
     async stop() {
       running = false;
       await loop;

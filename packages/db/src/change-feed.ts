@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
-import type { RedisClient } from './redis-connection.js';
+import { reconnectUnlessClosed, type RedisClient } from './redis-connection.js';
 
 /**
  * Tells the caches of every gateway process that shared data changed: the edge
@@ -133,6 +133,7 @@ function follow(subscriber: Redis, events: SubscriptionEvents): void {
  */
 async function subscribeOnServer(redis: Redis, events: SubscriptionEvents) {
   const subscriber = redis.duplicate({ enableOfflineQueue: true, lazyConnect: true });
+  reconnectUnlessClosed(subscriber);
   follow(subscriber, events);
   await subscriber.connect();
   await subscriber.subscribe(events.channel);

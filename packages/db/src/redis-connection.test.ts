@@ -7,6 +7,7 @@ import {
   createTestRedis,
   startRedisCluster,
   startRedisSentinel,
+  startTcpProxy,
   waitFor,
   type RedisAddress,
   type RedisCluster,
@@ -173,6 +174,40 @@ describe('connectRedis in Cluster and Sentinel mode', () => {
     await waitFor(async () => (await onCluster.get('key')) === 'cluster', settled);
     await waitFor(async () => (await onSentinel.set('key', 'written after')) === 'OK', settled);
     expect(await rawGet(await sentinel.master(), 'failover:key')).toBe('written after');
+  });
+
+  it('follows a Sentinel failover announced while it was already reconnecting', async () => {
+    // The first Sentinel it asks is behind a proxy that the test can hold, so the
+    // connection is still asking it when the other Sentinels announce the new master.
+    const [first, ...others] = sentinel.sentinels as [RedisAddress, ...RedisAddress[]];
+    const proxy = await startTcpProxy(first);
+    try {
+      const onSentinel = await connectRedis({
+        ...sentinel.connection,
+        sentinels: [{ host: '127.0.0.1', port: proxy.port }, ...others],
+        keyPrefix: 'announced:',
+        timeoutMs: 2_000,
+      });
+      opened.push(onSentinel);
+      await onSentinel.set('key', 'before');
+      await proxy.stall();
+      // The master drops this connection; reconnecting, it asks the held Sentinel.
+      const reconnecting = new Promise((resolve) => onSentinel.once('connecting', resolve));
+      const raw = new Redis({ ...(await sentinel.master()), password: PASSWORD });
+      await raw.client('KILL', 'ADDR', `127.0.0.1:${onSentinel.stream.localPort}`);
+      raw.disconnect();
+      await reconnecting;
+      await sentinel.failover();
+      await proxy.restore();
+      const settled = { timeoutMs: 30_000, intervalMs: 100, what: 'commands after the failover' };
+      await waitFor(
+        async () => (await onSentinel.set('key', 'after').catch(() => '')) === 'OK',
+        settled,
+      );
+      expect(await rawGet(await sentinel.master(), 'announced:key')).toBe('after');
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('fails at once, saying why and never with the password, when the password is wrong or missing', async () => {

@@ -63,6 +63,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
       : new Redis(options.url, connectionOptions(options));
   // Without a listener ioredis reports every failed reconnect as an unhandled error.
   redis.on('error', () => undefined);
+  reconnectUnlessClosed(redis);
   batchWritesPerTurn(redis);
   traceCommands(redis);
   await connectOrExplain(redis, 'error');
@@ -100,6 +101,36 @@ async function connectOrExplain(client: RedisClient, event: 'error' | 'node erro
   } finally {
     client.off(event, onError);
   }
+}
+
+/**
+ * A connection ends only when the gateway closes it (QUIT or disconnect). ioredis can end
+ * one on its own: in Sentinel mode, when the Sentinels announce the new master
+ * (+switch-master) while the connection is already reconnecting after its master died, the
+ * announcement cancels the reconnection in progress and ioredis gives up for good, so every
+ * later command fails with "Connection is closed." Such a connection is connected again.
+ * Only after the first connection: a failure at start is the caller's to report.
+ */
+export function reconnectUnlessClosed(redis: Redis): void {
+  let closing = false;
+  const disconnect = redis.disconnect.bind(redis);
+  redis.disconnect = (reconnect = false) => {
+    if (!reconnect) closing = true;
+    disconnect(reconnect);
+  };
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, stream) => {
+    if (command.name === 'quit') closing = true;
+    return send(command, stream);
+  };
+  redis.once('ready', () => {
+    redis.on('end', () => {
+      if (closing) return;
+      setTimeout(() => {
+        if (!closing && redis.status === 'end') redis.connect().catch(() => undefined);
+      }, reconnectDelay(1));
+    });
+  });
 }
 
 /** Redis's refusals of the credentials: a wrong password (WRONGPASS), none given (NOAUTH). */

@@ -248,8 +248,13 @@ async function failOver(
   const to = servers.find((server) => server.port !== from.port);
   const [first] = sentinels;
   if (to === undefined || first === undefined) throw new Error('no replica to fail over to');
-  // The replica must be in sync, or Sentinel finds no replica good enough to promote.
-  await waitFor(() => replicaInSync(to, password), poll('the replica to be in sync'));
+  // The replica must be in sync and seen up by the Sentinel asked (after an earlier failover,
+  // the old master once reconfigured), or it finds no replica good enough to promote.
+  await waitFor(
+    async () =>
+      (await replicaInSync(to, password)) && (await sentinelSeesReplica(first, password, to)),
+    poll('the Sentinel to see the replica up and in sync'),
+  );
   await withConnection(first, password, (redis) => redis.call('SENTINEL', 'FAILOVER', MASTER_NAME));
   await waitFor(async () => {
     const named = await namedMaster(sentinels, password);
