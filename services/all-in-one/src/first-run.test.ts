@@ -28,6 +28,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const run of started) await run.stop('SIGTERM').catch(() => undefined);
+  for (const child of terminals) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -83,6 +86,47 @@ async function untilReady(run: Run): Promise<void> {
     throw new Error(`${String(error)}\n${run.output()}`);
   });
   if (!ready()) throw new Error(`the first run exited before its banner:\n${run.output()}`);
+}
+
+type Terminal = {
+  untilReady(): Promise<void>;
+  /** Ctrl-C, then the exit status of the terminal's command and all it printed. */
+  interrupt(): Promise<{ code: number | null; output: string }>;
+};
+const terminals: ChildProcess[] = [];
+
+// Ctrl-C at a terminal reaches every process of its foreground group: npm (npx), pnpm,
+// their `sh -c` wrappers, tsx and the gateway. `script` gives the command a terminal of its
+// own (a pseudo-terminal) and passes on what is written to its stdin, Ctrl-C included; it is
+// util-linux's, part of every Debian and Ubuntu system. The command's exit status is printed
+// after it as `EXIT=<status>`.
+function startInTerminal(command: string): Terminal {
+  let output = '';
+  const child = spawn('script', ['-qfec', `${command}; echo "EXIT=$?"`, '/dev/null'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'dumb' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  terminals.push(child);
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const ready = () => output.includes('Ctrl-C stops everything');
+  return {
+    async untilReady() {
+      await waitFor(async () => ready() || child.exitCode !== null, {
+        timeoutMs: 150_000,
+        intervalMs: 200,
+        what: 'the first-run banner in the terminal',
+      }).catch((error: unknown) => {
+        throw new Error(`${String(error)}\n${output}`);
+      });
+      if (!ready()) throw new Error(`the first run exited before its banner:\n${output}`);
+    },
+    async interrupt() {
+      child.stdin?.write('\x03');
+      return { code: await exited, output };
+    },
+  };
 }
 
 async function visit(
@@ -391,29 +435,17 @@ describe('start (the first run)', () => {
       join(dataDir, 'gateway.lock'),
       JSON.stringify({ pid: gone, hostname: hostname() }),
     );
+    const secrets = await readFile(join(dataDir, 'secrets.json'), 'utf8');
     const run = startFirstRun();
     await untilReady(run);
     expect(await demoPlatforms()).toHaveLength(1);
     expect(await readKeyFile()).toEqual(firstKey);
+    // The same encryption keys and signing secrets: sessions and sealed data stay readable.
+    expect(await readFile(join(dataDir, 'secrets.json'), 'utf8')).toBe(secrets);
     const landed = await signIn(createCookieJar(), 'alice@example.com', 'alice-password');
     expect(landed.url).toBe(`${demo}/me`);
     expect(landed.status).toBe(200);
     expect(await run.stop('SIGINT')).toBe(0);
-  });
-
-  it('issues a new key through the admin API when the key file is lost', async () => {
-    await rm(join(dataDir, 'demo-platform.json'));
-    const run = startFirstRun();
-    await untilReady(run);
-    const [platform] = await demoPlatforms();
-    expect(platform?.credentials.map((credential) => credential.id)).toEqual([
-      firstKey.credentialId,
-    ]);
-    const rotated = await readKeyFile();
-    expect(rotated.clientSecret).not.toBe(firstKey.clientSecret);
-    const landed = await signIn(createCookieJar(), 'alice@example.com', 'alice-password');
-    expect(landed.url).toBe(`${demo}/me`);
-    expect(await run.stop('SIGTERM')).toBe(0);
   });
 
   it('stops with a message naming DEMO_PLATFORM_PORT when the port is taken', async () => {
@@ -430,50 +462,35 @@ describe('start (the first run)', () => {
       await new Promise((resolve) => blocker.close(resolve));
     }
   });
-});
 
-// Ctrl-C at a terminal reaches every process of its foreground group: npm (npx), pnpm,
-// their `sh -c` wrappers, tsx and the gateway. `script` gives the command a terminal of its
-// own (a pseudo-terminal) and passes on what is written to its stdin, Ctrl-C included; it is
-// util-linux's, part of every Debian and Ubuntu system.
-describe('Ctrl-C in a terminal', () => {
-  let folder: string;
-  let terminal: ChildProcess | undefined;
-  beforeAll(async () => {
-    folder = await mkdtemp(join(tmpdir(), 'gateway-ctrl-c-'));
-  });
-  afterAll(async () => {
-    if (terminal?.exitCode === null && terminal.signalCode === null) terminal.kill('SIGKILL');
-    await rm(folder, { recursive: true, force: true });
+  // The README's first command as a newcomer types it, in a terminal: the restart after the
+  // key file was lost, then Ctrl-C.
+  let terminal: Terminal | undefined;
+
+  it('issues a new key through the admin API when the key file is lost', async () => {
+    await rm(join(dataDir, 'demo-platform.json'));
+    terminal = startInTerminal(
+      `GATEWAY_DATA_DIR='${dataDir}' PORT=${port} DEMO_PLATFORM_PORT=${demoPort} ` +
+        'npx -y pnpm@10.34.9 start',
+    );
+    await terminal.untilReady();
+    const [platform] = await demoPlatforms();
+    expect(platform?.credentials.map((credential) => credential.id)).toEqual([
+      firstKey.credentialId,
+    ]);
+    const rotated = await readKeyFile();
+    expect(rotated.clientSecret).not.toBe(firstKey.clientSecret);
+    const landed = await signIn(createCookieJar(), 'alice@example.com', 'alice-password');
+    expect(landed.url).toBe(`${demo}/me`);
   });
 
-  it('ends `npx -y pnpm@10.34.9 start` with exit status 0 and no ELIFECYCLE', async () => {
-    const command =
-      `GATEWAY_DATA_DIR='${folder}' PORT=${await unusedLocalPort()} ` +
-      `DEMO_PLATFORM_PORT=${await unusedLocalPort()} npx -y pnpm@10.34.9 start; echo "EXIT=$?"`;
-    let output = '';
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'dumb' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    terminal = child;
-    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const ready = () => output.includes('Ctrl-C stops everything');
-    await waitFor(async () => ready() || child.exitCode !== null, {
-      timeoutMs: 150_000,
-      intervalMs: 200,
-      what: 'the first-run banner in the terminal',
-    }).catch((error: unknown) => {
-      throw new Error(`${String(error)}\n${output}`);
-    });
-    if (!ready()) throw new Error(`the first run exited before its banner:\n${output}`);
-    child.stdin?.write('\x03');
-    expect(await exited).toBe(0);
+  it('ends `npx -y pnpm@10.34.9 start` on Ctrl-C with exit status 0 and no ELIFECYCLE', async () => {
+    if (terminal === undefined) throw new Error('the terminal run did not start');
+    const { code, output } = await terminal.interrupt();
+    expect(code).toBe(0);
     expect(output).toContain('shutting down…');
     expect(output).toMatch(/EXIT=0\r?\n/);
     expect(output).not.toContain('ELIFECYCLE');
-    expect(existsSync(join(folder, 'gateway.lock'))).toBe(false);
+    expect(existsSync(join(dataDir, 'gateway.lock'))).toBe(false);
   });
 });

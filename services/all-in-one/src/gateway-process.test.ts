@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { variablesRequiredBy } from '@gateway/config';
-import { unusedLocalPort, waitFor } from '@gateway/testkit';
+import { unusedLocalPort } from '@gateway/testkit';
 
 // The processes behind `start` and `start:gateway`, started as a user starts them.
 const spawned: ChildProcess[] = [];
@@ -55,16 +55,6 @@ const exitCode = (child: ChildProcess) =>
     else child.once('exit', (code) => resolve(code));
   });
 
-async function waitUntilReady(port: number, output: () => string): Promise<void> {
-  await waitFor(
-    async () =>
-      (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status === 200,
-    { timeoutMs: 90_000, intervalMs: 250, what: 'the gateway to answer ready' },
-  ).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${output()}`);
-  });
-}
-
 describe('start (the embedded default)', () => {
   let dataDir: string;
 
@@ -73,35 +63,6 @@ describe('start (the embedded default)', () => {
   });
   afterAll(async () => {
     await rm(dataDir, { recursive: true, force: true });
-  });
-
-  it('starts with no configuration, keeps its data folder and keys across restarts, and stops on SIGTERM', async () => {
-    const port = await unusedLocalPort();
-    const env = {
-      PORT: String(port),
-      DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
-      GATEWAY_DATA_DIR: dataDir,
-    };
-
-    const first = startProcess('services/all-in-one/src/main.ts', env);
-    await waitUntilReady(port, first.output);
-    // The start banner comes once the first run's demo platform listens too.
-    await waitFor(async () => first.output().includes(`http://localhost:${port}/docs`), {
-      timeoutMs: 60_000,
-      intervalMs: 100,
-      what: 'the start banner',
-    });
-    const secretsFile = join(dataDir, 'secrets.json');
-    expect((await stat(secretsFile)).mode & 0o777).toBe(0o600);
-    const keys = await readFile(secretsFile, 'utf8');
-    first.child.kill('SIGTERM');
-    expect(await exitCode(first.child)).toBe(0);
-
-    const second = startProcess('services/all-in-one/src/main.ts', env);
-    await waitUntilReady(port, second.output);
-    expect(await readFile(secretsFile, 'utf8')).toBe(keys);
-    second.child.kill('SIGINT');
-    expect(await exitCode(second.child)).toBe(0);
   });
 
   it('reports only PORT when PORT is bad, not the origins derived from it', async () => {
