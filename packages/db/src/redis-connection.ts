@@ -1,5 +1,6 @@
 import { failDependencySpan, startDependencySpan } from '@gateway/telemetry';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { connect as connectTls } from 'node:tls';
 
 /** A `host:port` of a Sentinel or a Cluster node. */
 export type RedisAddress = { readonly host: string; readonly port: number };
@@ -66,7 +67,7 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
   reconnectUnlessClosed(redis);
   batchWritesPerTurn(redis);
   traceCommands(redis);
-  await connectOrExplain(redis, 'error');
+  await connectOrExplain(redis, 'error', tlsProbe(options));
   return redis;
 }
 
@@ -74,10 +75,16 @@ export async function connectRedis(options: RedisConnectionOptions): Promise<Red
  * Connects, and fails with an error that says why: ioredis reports a refused password as a
  * closed connection (one server) or as no node available (Cluster), and in Sentinel mode
  * retries it forever, so a gateway would hang at start; a refused certificate reads as a
- * closed connection too. The error quotes Redis's reply or the TLS error, which never hold
- * the password. A failed client is disconnected, so it does not go on reconnecting.
+ * closed connection too, and on a Cluster's or the Sentinels' connections ioredis drops the
+ * TLS error altogether: then one TLS handshake with the first node or Sentinel (`probe`)
+ * finds it. The error quotes Redis's reply or the TLS error, which never hold the password.
+ * A failed client is disconnected, so it does not go on reconnecting.
  */
-async function connectOrExplain(client: RedisClient, event: 'error' | 'node error') {
+async function connectOrExplain(
+  client: RedisClient,
+  event: 'error' | 'node error',
+  probe?: () => Promise<Error | undefined>,
+) {
   let lastError: Error | undefined;
   let onError: (error: Error) => void = () => undefined;
   const refused = new Promise<never>((_, reject) => {
@@ -96,8 +103,10 @@ async function connectOrExplain(client: RedisClient, event: 'error' | 'node erro
     // Only when not already ended: ioredis's disconnect() of an ended connection arms a
     // timer that nothing clears.
     if (client.status !== 'end') client.disconnect();
-    if (lastError === undefined || !saysOnlyClosed(error)) throw error;
-    throw new Error(`Could not connect to Redis: ${lastError.message}`, { cause: lastError });
+    if (!saysOnlyClosed(error)) throw error;
+    const reason = (saysOnlyClosed(lastError) ? await probe?.() : undefined) ?? lastError;
+    if (reason === undefined) throw error;
+    throw new Error(`Could not connect to Redis: ${reason.message}`, { cause: reason });
   } finally {
     client.off(event, onError);
   }
@@ -146,10 +155,41 @@ function credentialsRefusal(error: Error): Error | undefined {
   return new Error(message, { cause: error });
 }
 
-/** Whether an error only says that the connection closed or that no node answered. */
+/**
+ * Whether an error only says that the connection closed, that no node answered or that no
+ * Sentinel did (whose last error then says the connection closed).
+ */
 function saysOnlyClosed(error: unknown): boolean {
   const message = error instanceof Error ? error.message : '';
-  return /^(Connection is closed|None of startup nodes is available)/.test(message);
+  return /^(Connection is closed|None of startup nodes is available|All sentinels are unreachable.*Connection is closed)/.test(
+    message,
+  );
+}
+
+/**
+ * With TLS in Sentinel or Cluster mode: a TLS handshake with the first Sentinel or node,
+ * which resolves to its error when it fails (e.g. a certificate no trusted CA signed), and
+ * to undefined when it succeeds, or nothing answers within the deadline.
+ */
+function tlsProbe(options: RedisConnectionOptions): (() => Promise<Error | undefined>) | undefined {
+  const first =
+    options.mode === 'cluster'
+      ? options.nodes[0]
+      : options.mode === 'sentinel'
+        ? options.sentinels[0]
+        : undefined;
+  if (options.tls !== true || first === undefined) return undefined;
+  return () =>
+    new Promise((resolve) => {
+      const socket = connectTls({ host: first.host, port: first.port, timeout: options.timeoutMs });
+      const done = (error?: Error) => {
+        socket.destroy();
+        resolve(error);
+      };
+      socket.once('secureConnect', () => done());
+      socket.once('timeout', () => done());
+      socket.once('error', done);
+    });
 }
 
 /** Milliseconds before the next reconnection attempt: soon at first, then every 2 s. */
@@ -187,6 +227,9 @@ function connectionOptions(options: RedisConnectionOptions): RedisOptions {
   };
 }
 
+/** Rounds over every Sentinel before a connection attempt fails. */
+const SENTINEL_ROUNDS = 3;
+
 function sentinelOptions(options: SentinelRedisEndpoint): RedisOptions {
   const tls = options.tls === true;
   return {
@@ -194,6 +237,11 @@ function sentinelOptions(options: SentinelRedisEndpoint): RedisOptions {
     name: options.masterName,
     role: 'master',
     ...(options.password === undefined ? {} : { sentinelPassword: options.password }),
+    // When no Sentinel answers (or each refuses the connection, as with a certificate no
+    // trusted CA signed), the connection fails after three rounds over the Sentinels instead
+    // of asking them forever: connecting at start fails with an error rather than hanging,
+    // and a connection that was ready connects again (reconnectUnlessClosed).
+    sentinelRetryStrategy: (round) => (round > SENTINEL_ROUNDS ? null : reconnectDelay(round)),
     ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
     // Listens to the Sentinels' +switch-master and reconnects at once, rather than writing to
     // a demoted master until Sentinel reconfigures it (and closes its clients).
@@ -236,7 +284,7 @@ async function connectCluster(options: RedisConnectionOptions<ClusterRedisEndpoi
     batchWritesPerTurn(node);
   });
   traceCommands(cluster);
-  await connectOrExplain(cluster, 'node error');
+  await connectOrExplain(cluster, 'node error', tlsProbe(options));
   return cluster;
 }
 

@@ -2,7 +2,8 @@
 // with TLS), each with a throwaway CA and server certificate made by openssl: `rediss://` and
 // REDIS_TLS (`tls: true`) connect and verify the certificate, a deployment trusts its private
 // CA through NODE_EXTRA_CA_CERTS (read by Node at start, so in a child process), and a server
-// whose certificate another CA signed is refused.
+// whose certificate another CA signed is refused. The same holds in Cluster and Sentinel mode,
+// against a TLS-only Cluster and a TLS-only Sentinel setup (servers and Sentinels) of the testkit.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { unusedLocalPort, waitFor } from '@gateway/testkit';
+import {
+  startRedisCluster,
+  startRedisSentinel,
+  unusedLocalPort,
+  waitFor,
+  type RedisCluster,
+  type RedisSentinelSetup,
+} from '@gateway/testkit';
 
 const run = promisify(execFile);
 const connectionModule = fileURLToPath(new URL('./redis-connection.ts', import.meta.url));
@@ -43,10 +51,21 @@ async function makeCertificates(dir: string, name: string): Promise<void> {
   ]);
 }
 
+const PASSWORD = 'tls-password';
+
 describe('connectRedis over TLS', () => {
   let dir = '';
   const servers: ChildProcess[] = [];
   const ports = { trusted: 0, foreign: 0 };
+  let cluster: RedisCluster | undefined;
+  let sentinel: RedisSentinelSetup | undefined;
+
+  /** The certificate files of `server-<name>`, for the testkit's Cluster and Sentinel. */
+  const tlsFiles = (name: string) => ({
+    certFile: join(dir, `server-${name}.crt`),
+    keyFile: join(dir, `server-${name}.key`),
+    caFile: join(dir, `ca-${name}.crt`),
+  });
 
   /** A TLS-only redis-server with `server-<name>`'s certificate; resolves once it is ready. */
   async function startTlsRedis(name: string): Promise<number> {
@@ -77,11 +96,19 @@ describe('connectRedis over TLS', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'gateway-redis-tls-'));
     await Promise.all([makeCertificates(dir, 'a'), makeCertificates(dir, 'b')]);
-    ports.trusted = await startTlsRedis('a');
-    ports.foreign = await startTlsRedis('b');
+    // All at once; whatever started is stopped in afterAll, even when another start failed.
+    const started = await Promise.allSettled([
+      startTlsRedis('a').then((port) => (ports.trusted = port)),
+      startTlsRedis('b').then((port) => (ports.foreign = port)),
+      startRedisCluster({ password: PASSWORD, tls: tlsFiles('a') }).then((c) => (cluster = c)),
+      startRedisSentinel({ password: PASSWORD, tls: tlsFiles('a') }).then((s) => (sentinel = s)),
+    ]);
+    const failed = started.find((each) => each.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   });
 
   afterAll(async () => {
+    await Promise.allSettled([cluster?.stop(), sentinel?.stop()]);
     await Promise.all(
       servers.map(async (child) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -94,17 +121,24 @@ describe('connectRedis over TLS', () => {
   });
 
   /**
-   * connectRedis in a Node process that trusts CA `a` (NODE_EXTRA_CA_CERTS): a SET and GET
-   * through each endpoint, or the connection's error message.
+   * connectRedis in a Node process that trusts CA `ca` (NODE_EXTRA_CA_CERTS): through each
+   * endpoint a SET, a GET and a Lua script that reads the key (`OK over tls over tls!`), or
+   * the connection's error message.
    */
-  async function throughTrustingProcess(endpoints: object[]): Promise<string[]> {
+  async function throughTrustingProcess(endpoints: object[], ca = 'a'): Promise<string[]> {
     const script = `
       const { connectRedis } = await import(${JSON.stringify(connectionModule)});
       const answers = [];
       for (const endpoint of ${JSON.stringify(endpoints)}) {
         try {
           const redis = await connectRedis({ ...endpoint, timeoutMs: 5000 });
-          answers.push(\`\${await redis.set('tls-key', 'over tls')} \${await redis.get('tls-key')}\`);
+          redis.defineCommand('readWith', {
+            numberOfKeys: 1,
+            lua: "return redis.call('GET', KEYS[1]) .. ARGV[1]",
+          });
+          const set = await redis.set('tls-key', 'over tls');
+          const got = await redis.get('tls-key');
+          answers.push(\`\${set} \${got} \${await redis.readWith('tls-key', '!')}\`);
           redis.disconnect();
         } catch (error) {
           answers.push(String(error));
@@ -114,7 +148,7 @@ describe('connectRedis over TLS', () => {
     const { stdout } = await run(
       process.execPath,
       ['--conditions=@gateway/source', '--import', 'tsx', '--input-type=module', '-e', script],
-      { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca-a.crt') }, timeout: 60_000 },
+      { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, `ca-${ca}.crt`) }, timeout: 60_000 },
     );
     return JSON.parse(stdout.trim().split('\n').at(-1) ?? '[]') as string[];
   }
@@ -125,8 +159,34 @@ describe('connectRedis over TLS', () => {
       { url: `redis://127.0.0.1:${ports.trusted}`, tls: true },
       { url: `rediss://127.0.0.1:${ports.foreign}` },
     ]);
-    expect(answers.slice(0, 2)).toEqual(['OK over tls', 'OK over tls']);
+    expect(answers.slice(0, 2)).toEqual(['OK over tls over tls!', 'OK over tls over tls!']);
     // The certificate is verified: the other CA's is refused, saying why.
     expect(answers[2]).toMatch(/^Error: Could not connect to Redis: .*(self.signed|unable to)/i);
+  });
+
+  /** The Cluster and the Sentinels as a deployment names them, with REDIS_TLS. */
+  const clusterAndSentinels = () => [
+    { mode: 'cluster', nodes: cluster?.nodes, password: PASSWORD, tls: true },
+    {
+      mode: 'sentinel',
+      sentinels: sentinel?.sentinels,
+      masterName: sentinel?.masterName,
+      password: PASSWORD,
+      tls: true,
+    },
+  ];
+
+  it('connects with tls (REDIS_TLS) to a Cluster and through Sentinels whose CA the deployment trusts: writes, reads and Lua scripts work', async () => {
+    const answers = await throughTrustingProcess(clusterAndSentinels());
+    expect(answers).toEqual(['OK over tls over tls!', 'OK over tls over tls!']);
+  });
+
+  it('refuses a Cluster and Sentinels whose certificates a CA the deployment does not trust signed, saying why', async () => {
+    // A deployment that trusts CA `b` only: connecting fails with an error, it does not hang.
+    const answers = await throughTrustingProcess(clusterAndSentinels(), 'b');
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) {
+      expect(answer).toMatch(/^Error: Could not connect to Redis: .*(self.signed|unable to)/i);
+    }
   });
 });

@@ -38,4 +38,4 @@ export { startRedisCluster } from './redis-cluster.js';
 export type { RedisCluster } from './redis-cluster.js';
 export { startRedisSentinel } from './redis-sentinel.js';
 export type { RedisSentinelSetup } from './redis-sentinel.js';
-export type { RedisAddress } from './redis-process.js';
+export type { RedisAddress, RedisTlsFiles } from './redis-process.js';

@@ -4,14 +4,17 @@ import { promisify } from 'node:util';
 import {
   freePorts,
   infoFields,
+  listenArgs,
   makeWorkDir,
   REDIS_EVENT_TIMEOUT_MS,
   spawnRedisProcess,
   stopAll,
   waitForReplication,
   withConnection,
+  type RedisAccess,
   type RedisAddress,
   type RedisProcess,
+  type RedisTlsFiles,
 } from './redis-process.js';
 import { waitFor } from './wait-for.js';
 
@@ -27,8 +30,13 @@ export type RedisCluster = {
     mode: 'cluster';
     nodes: readonly RedisAddress[];
     password: string | undefined;
+    /** Present (true) when the nodes listen on TLS only. */
+    tls?: boolean;
   };
-  /** The gateway variables that name this cluster (REDIS_CLUSTER_NODES, REDIS_PASSWORD). */
+  /**
+   * The gateway variables that name this cluster (REDIS_CLUSTER_NODES, REDIS_PASSWORD,
+   * REDIS_TLS).
+   */
   readonly env: Record<string, string>;
   /**
    * A manual failover (CLUSTER FAILOVER on a replica) of the master serving `key`'s slot
@@ -55,11 +63,14 @@ const poll = (what: string) => ({ timeoutMs: REDIS_EVENT_TIMEOUT_MS, intervalMs:
  * A Redis Cluster of six local redis-server processes (three masters, one replica each),
  * made with `redis-cli --cluster create`, on free ports with their files in a temp folder.
  * Resolves once every node reports cluster_state:ok and every replica is in sync.
+ * With `tls`, every node listens on TLS only, with that certificate, and the nodes talk TLS
+ * to each other (cluster bus and replication).
  */
 export async function startRedisCluster(
-  options: { password?: string } = {},
+  options: { password?: string; tls?: RedisTlsFiles } = {},
 ): Promise<RedisCluster> {
-  const { password } = options;
+  const { password, tls } = options;
+  const access: RedisAccess = { password, tls };
   const dir = await makeWorkDir('redis-cluster');
   const processes: RedisProcess[] = [];
   try {
@@ -73,6 +84,7 @@ export async function startRedisCluster(
           port: ports[index * 2] ?? 0,
           busPort: ports[index * 2 + 1] ?? 0,
           password,
+          tls,
         }),
       ),
     );
@@ -80,18 +92,19 @@ export async function startRedisCluster(
     const failed = started.find((each) => each.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     const nodes = processes.map((each) => each.address);
-    await createCluster(nodes, password);
-    await waitFor(() => clusterSettled(nodes, password), poll('the cluster to settle'));
+    await createCluster(nodes, access);
+    await waitFor(() => clusterSettled(nodes, access), poll('the cluster to settle'));
     return {
       dir,
       nodes,
-      connection: { mode: 'cluster', nodes, password },
+      connection: { mode: 'cluster', nodes, password, ...(tls === undefined ? {} : { tls: true }) },
       env: {
         REDIS_CLUSTER_NODES: nodes.map((node) => `${node.host}:${node.port}`).join(','),
         ...(password === undefined ? {} : { REDIS_PASSWORD: password }),
+        ...(tls === undefined ? {} : { REDIS_TLS: 'true' }),
       },
-      failover: (key) => failOver(nodes, password, key),
-      killMaster: (key) => killMaster(processes, password, key),
+      failover: (key) => failOver(nodes, access, key),
+      killMaster: (key) => killMaster(processes, access, key),
       stop: () => stopAll(processes, dir),
     };
   } catch (error) {
@@ -106,12 +119,15 @@ function startNode(options: {
   port: number;
   busPort: number;
   password: string | undefined;
+  tls: RedisTlsFiles | undefined;
 }): Promise<RedisProcess> {
-  const { dir, index, port, busPort, password } = options;
+  const { dir, index, port, busPort, password, tls } = options;
   const file = (name: string) => join(dir, `node-${index}-${name}`);
   return spawnRedisProcess({
     args: [
-      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir],
+      ...listenArgs(port, tls),
+      ...(tls === undefined ? [] : ['--tls-cluster', 'yes', '--tls-replication', 'yes']),
+      ...['--bind', '127.0.0.1', '--dir', dir],
       ...['--logfile', file('redis.log'), '--daemonize', 'no', '--save', '', '--appendonly', 'no'],
       ...['--cluster-enabled', 'yes', '--cluster-config-file', file('nodes.conf')],
       ...['--cluster-port', String(busPort), '--cluster-node-timeout', '2000'],
@@ -122,11 +138,15 @@ function startNode(options: {
     address: { host: '127.0.0.1', port },
     logFile: file('redis.log'),
     password,
+    tls,
   });
 }
 
-async function createCluster(nodes: readonly RedisAddress[], password: string | undefined) {
-  const auth = password === undefined ? [] : ['-a', password, '--no-auth-warning'];
+async function createCluster(nodes: readonly RedisAddress[], { password, tls }: RedisAccess) {
+  const auth = [
+    ...(password === undefined ? [] : ['-a', password, '--no-auth-warning']),
+    ...(tls === undefined ? [] : ['--tls', '--cacert', tls.caFile]),
+  ];
   const addresses = nodes.map((node) => `${node.host}:${node.port}`);
   await run(
     'redis-cli',
@@ -141,15 +161,15 @@ async function createCluster(nodes: readonly RedisAddress[], password: string | 
  */
 async function clusterSettled(
   nodes: readonly RedisAddress[],
-  password: string | undefined,
+  access: RedisAccess,
 ): Promise<boolean> {
   const settled = await Promise.all(
     nodes.map(async (node) => {
-      const [cluster, replication] = await withConnection(node, password, async (redis) => [
+      const [cluster, replication] = await withConnection(node, access, async (redis) => [
         infoFields(String(await redis.call('CLUSTER', 'INFO'))),
         infoFields(await redis.info('replication')),
       ]);
-      const view = await clusterNodes(node, password);
+      const view = await clusterNodes(node, access);
       const replicas = view.filter((line) => !line.master && line.masterId !== '-');
       return (
         cluster?.get('cluster_state') === 'ok' &&
@@ -167,9 +187,9 @@ async function clusterSettled(
 type ClusterNodeLine = { id: string; address: RedisAddress; master: boolean; masterId: string };
 
 /** CLUSTER NODES as one node sees the cluster. */
-async function clusterNodes(node: RedisAddress, password: string | undefined) {
+async function clusterNodes(node: RedisAddress, access: RedisAccess) {
   const reply = String(
-    await withConnection(node, password, (redis) => redis.call('CLUSTER', 'NODES')),
+    await withConnection(node, access, (redis) => redis.call('CLUSTER', 'NODES')),
   );
   return reply
     .trim()
@@ -189,17 +209,17 @@ async function clusterNodes(node: RedisAddress, password: string | undefined) {
 /** The slot of `key` (0 without one), its master and that master's replica. */
 async function shardOf(
   nodes: readonly RedisAddress[],
-  password: string | undefined,
+  access: RedisAccess,
   key: string | undefined,
 ): Promise<{ slot: number; from: RedisAddress; to: RedisAddress }> {
   const first = nodes[0] ?? { host: '127.0.0.1', port: 0 };
   const slot = Number(
     key === undefined
       ? 0
-      : await withConnection(first, password, (redis) => redis.call('CLUSTER', 'KEYSLOT', key)),
+      : await withConnection(first, access, (redis) => redis.call('CLUSTER', 'KEYSLOT', key)),
   );
-  const from = await masterOfSlot(first, password, slot);
-  const lines = await clusterNodes(from, password);
+  const from = await masterOfSlot(first, access, slot);
+  const lines = await clusterNodes(from, access);
   const fromId = lines.find((line) => sameAddress(line.address, from))?.id;
   const replica = lines.find((line) => !line.master && line.masterId === fromId);
   if (replica === undefined) {
@@ -210,39 +230,39 @@ async function shardOf(
 
 async function failOver(
   nodes: readonly RedisAddress[],
-  password: string | undefined,
+  access: RedisAccess,
   key: string | undefined,
 ): Promise<{ from: RedisAddress; to: RedisAddress }> {
-  const { slot, from, to } = await shardOf(nodes, password, key);
-  await withConnection(to, password, (redis) => redis.call('CLUSTER', 'FAILOVER'));
+  const { slot, from, to } = await shardOf(nodes, access, key);
+  await withConnection(to, access, (redis) => redis.call('CLUSTER', 'FAILOVER'));
   await waitFor(async () => {
-    const views = await Promise.all(nodes.map((node) => masterOfSlot(node, password, slot)));
-    return views.every((view) => sameAddress(view, to)) && (await clusterSettled(nodes, password));
+    const views = await Promise.all(nodes.map((node) => masterOfSlot(node, access, slot)));
+    return views.every((view) => sameAddress(view, to)) && (await clusterSettled(nodes, access));
   }, poll('the failover to complete'));
   return { from, to };
 }
 
 async function killMaster(
   processes: readonly RedisProcess[],
-  password: string | undefined,
+  access: RedisAccess,
   key: string | undefined,
 ): Promise<{ from: RedisAddress; to: RedisAddress }> {
   const live = processes.filter((each) => !each.exited).map((each) => each.address);
-  const { slot, from, to } = await shardOf(live, password, key);
+  const { slot, from, to } = await shardOf(live, access, key);
   const master = processes.find((each) => sameAddress(each.address, from));
   if (master === undefined) throw new Error(`no process at ${from.host}:${from.port}`);
-  await waitForReplication(from, to, password);
+  await waitForReplication(from, to, access);
   await master.kill();
   const others = live.filter((node) => !sameAddress(node, from));
   await waitFor(async () => {
     const views = await Promise.all(
       others.map(async (node) => {
         const info = infoFields(
-          String(await withConnection(node, password, (redis) => redis.call('CLUSTER', 'INFO'))),
+          String(await withConnection(node, access, (redis) => redis.call('CLUSTER', 'INFO'))),
         );
         return (
           info.get('cluster_state') === 'ok' &&
-          sameAddress(await masterOfSlot(node, password, slot), to)
+          sameAddress(await masterOfSlot(node, access, slot), to)
         );
       }),
     );
@@ -254,10 +274,10 @@ async function killMaster(
 /** The master serving `slot` as `node` sees it. */
 async function masterOfSlot(
   node: RedisAddress,
-  password: string | undefined,
+  access: RedisAccess,
   slot: number,
 ): Promise<RedisAddress> {
-  const ranges = (await withConnection(node, password, (redis) =>
+  const ranges = (await withConnection(node, access, (redis) =>
     redis.call('CLUSTER', 'SLOTS'),
   )) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
   const range = ranges.find(([start, end]) => start <= slot && slot <= end);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,43 @@ import { unusedLocalPort } from './unused-local-port.js';
 // harnesses (redis-cluster.ts, redis-sentinel.ts) are built from these.
 
 export type RedisAddress = { host: string; port: number };
+
+/**
+ * The certificate files of processes that listen on TLS only: the server's certificate and
+ * key, and the CA that signed it (which the harness trusts for its own connections).
+ */
+export type RedisTlsFiles = { certFile: string; keyFile: string; caFile: string };
+
+/** How the harness reaches its processes: their password and, when TLS-only, their CA. */
+export type RedisAccess = {
+  readonly password: string | undefined;
+  readonly tls?: RedisTlsFiles | undefined;
+};
+
+/** A bare password (or none) is the access of processes without TLS. */
+const accessOf = (access: RedisAccess | string | undefined): RedisAccess =>
+  typeof access === 'object' ? access : { password: access };
+
+/**
+ * The settings (name, value) that make a redis-server or Sentinel listen on `port`: with
+ * `tls`, on TLS only, with its certificate; clients need no certificate of their own.
+ */
+export function listenSettings(port: number, tls: RedisTlsFiles | undefined): [string, string][] {
+  if (tls === undefined) return [['port', String(port)]];
+  return [
+    ['port', '0'],
+    ['tls-port', String(port)],
+    ['tls-cert-file', tls.certFile],
+    ['tls-key-file', tls.keyFile],
+    ['tls-ca-cert-file', tls.caFile],
+    ['tls-auth-clients', 'no'],
+  ];
+}
+
+/** `listenSettings` as redis-server arguments. */
+export function listenArgs(port: number, tls: RedisTlsFiles | undefined): string[] {
+  return listenSettings(port, tls).flatMap(([name, value]) => [`--${name}`, value]);
+}
 
 /** A roomy deadline for what a healthy local Redis does in milliseconds. */
 export const REDIS_EVENT_TIMEOUT_MS = 30_000;
@@ -59,6 +97,8 @@ export async function spawnRedisProcess(options: {
   address: RedisAddress;
   logFile: string;
   password?: string | undefined;
+  /** The process listens on TLS only (its arguments say so): PING over TLS. */
+  tls?: RedisTlsFiles | undefined;
 }): Promise<RedisProcess> {
   killAllOnExit();
   const child = spawn('redis-server', [...options.args], { stdio: 'ignore' });
@@ -86,7 +126,8 @@ export async function spawnRedisProcess(options: {
     },
   };
   try {
-    await answersPing(options.address, options.password, () => exited);
+    const access = { password: options.password, tls: options.tls };
+    await answersPing(options.address, access, () => exited);
   } catch (error) {
     await handle.stop();
     const log = await readFile(options.logFile, 'utf8').catch(() => '');
@@ -101,13 +142,13 @@ export async function spawnRedisProcess(options: {
 /** Polls PING until it answers; gives up at once when the process has exited. */
 async function answersPing(
   address: RedisAddress,
-  password: string | undefined,
+  access: RedisAccess,
   hasExited: () => boolean,
 ): Promise<void> {
   const deadline = Date.now() + REDIS_EVENT_TIMEOUT_MS;
   for (;;) {
     if (hasExited()) throw new Error('redis-server exited');
-    if ((await ping(address, password).catch(() => undefined)) === 'PONG') return;
+    if ((await ping(address, access).catch(() => undefined)) === 'PONG') return;
     if (Date.now() > deadline) throw new Error('redis-server did not answer PING in time');
     await sleep(POLL_MS);
   }
@@ -122,22 +163,37 @@ async function stopProcess(child: ChildProcess, exit: Promise<void>): Promise<vo
 }
 
 /** PING on a connection of its own, closed again; rejects while nothing answers. */
-async function ping(address: RedisAddress, password: string | undefined): Promise<string> {
-  return withConnection(address, password, (redis) => redis.ping());
+async function ping(address: RedisAddress, access: RedisAccess): Promise<string> {
+  return withConnection(address, access, (redis) => redis.ping());
+}
+
+/** The CA certificates read so far, by file: polls connect every 50 ms. */
+const caCertificates = new Map<string, Buffer>();
+
+function caCertificate(file: string): Buffer {
+  let ca = caCertificates.get(file);
+  if (ca === undefined) {
+    ca = readFileSync(file);
+    caCertificates.set(file, ca);
+  }
+  return ca;
 }
 
 /**
  * Runs `use` on a short-lived connection to one Redis or Sentinel process that never
  * retries, so a poll that finds it down fails at once and the next poll tries again.
+ * `access` is the password (or none), or the password and the TLS files of a TLS-only process.
  */
 export async function withConnection<T>(
   address: RedisAddress,
-  password: string | undefined,
+  access: RedisAccess | string | undefined,
   use: (redis: Redis) => Promise<T>,
 ): Promise<T> {
+  const { password, tls } = accessOf(access);
   const redis = new Redis({
     ...address,
     ...(password === undefined ? {} : { password }),
+    ...(tls === undefined ? {} : { tls: { ca: caCertificate(tls.caFile) } }),
     lazyConnect: true,
     connectTimeout: 2_000,
     commandTimeout: 5_000,
@@ -162,11 +218,11 @@ export async function withConnection<T>(
 export async function waitForReplication(
   master: RedisAddress,
   replica: RedisAddress,
-  password: string | undefined,
+  access: RedisAccess | string | undefined,
 ): Promise<void> {
   const offset = async (address: RedisAddress, field: string) =>
     Number(
-      infoFields(await withConnection(address, password, (redis) => redis.info('replication'))).get(
+      infoFields(await withConnection(address, access, (redis) => redis.info('replication'))).get(
         field,
       ),
     );

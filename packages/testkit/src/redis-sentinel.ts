@@ -3,14 +3,18 @@ import { join } from 'node:path';
 import {
   freePorts,
   infoFields,
+  listenArgs,
+  listenSettings,
   makeWorkDir,
   REDIS_EVENT_TIMEOUT_MS,
   spawnRedisProcess,
   stopAll,
   waitForReplication,
   withConnection,
+  type RedisAccess,
   type RedisAddress,
   type RedisProcess,
+  type RedisTlsFiles,
 } from './redis-process.js';
 import { waitFor } from './wait-for.js';
 
@@ -28,6 +32,8 @@ export type RedisSentinelSetup = {
     sentinels: readonly RedisAddress[];
     masterName: string;
     password: string | undefined;
+    /** Present (true) when the servers and Sentinels listen on TLS only. */
+    tls?: boolean;
   };
   /** The gateway variables that name this setup (REDIS_SENTINELS, REDIS_SENTINEL_MASTER, ...). */
   readonly env: Record<string, string>;
@@ -57,31 +63,36 @@ const poll = (what: string) => ({ timeoutMs: REDIS_EVENT_TIMEOUT_MS, intervalMs:
  * Redis with Sentinel from local processes: a master, one replica and three Sentinels
  * (quorum 2), on free ports with their files in a temp folder. Resolves once the replica is
  * in sync and every Sentinel names the master, sees the replica and the two other Sentinels.
+ * With `tls`, every process listens on TLS only, with that certificate: the replica
+ * replicates over TLS and the Sentinels talk TLS to the servers and to each other.
  */
 export async function startRedisSentinel(
-  options: { password?: string } = {},
+  options: { password?: string; tls?: RedisTlsFiles } = {},
 ): Promise<RedisSentinelSetup> {
-  const { password } = options;
+  const { password, tls } = options;
+  const access: RedisAccess = { password, tls };
   const dir = await makeWorkDir('redis-sentinel');
   const processes: RedisProcess[] = [];
   try {
     const [masterPort = 0, replicaPort = 0, ...sentinelPorts] = await freePorts(2 + SENTINEL_COUNT);
-    processes.push(await startServer({ dir, name: 'master', port: masterPort, password }));
+    processes.push(await startServer({ dir, name: 'master', port: masterPort, password, tls }));
     const master = { host: '127.0.0.1', port: masterPort };
     processes.push(
-      await startServer({ dir, name: 'replica', port: replicaPort, password, master }),
+      await startServer({ dir, name: 'replica', port: replicaPort, password, tls, master }),
     );
     const replica = { host: '127.0.0.1', port: replicaPort };
-    await waitFor(() => replicaInSync(replica, password), poll('the replica to sync'));
+    await waitFor(() => replicaInSync(replica, access), poll('the replica to sync'));
     const started = await Promise.allSettled(
-      sentinelPorts.map((port, index) => startSentinel({ dir, index, port, password, master })),
+      sentinelPorts.map((port, index) =>
+        startSentinel({ dir, index, port, password, tls, master }),
+      ),
     );
     for (const each of started) if (each.status === 'fulfilled') processes.push(each.value);
     const failed = started.find((each) => each.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     const sentinels = sentinelPorts.map((port) => ({ host: '127.0.0.1', port }));
     await waitFor(
-      () => sentinelsAgree(sentinels, password, master),
+      () => sentinelsAgree(sentinels, access, master),
       poll('the Sentinels to agree on the master and see the replica and each other'),
     );
     return {
@@ -89,15 +100,22 @@ export async function startRedisSentinel(
       sentinels,
       masterName: MASTER_NAME,
       servers: [master, replica],
-      connection: { mode: 'sentinel', sentinels, masterName: MASTER_NAME, password },
+      connection: {
+        mode: 'sentinel',
+        sentinels,
+        masterName: MASTER_NAME,
+        password,
+        ...(tls === undefined ? {} : { tls: true }),
+      },
       env: {
         REDIS_SENTINELS: sentinels.map((each) => `${each.host}:${each.port}`).join(','),
         REDIS_SENTINEL_MASTER: MASTER_NAME,
         ...(password === undefined ? {} : { REDIS_PASSWORD: password }),
+        ...(tls === undefined ? {} : { REDIS_TLS: 'true' }),
       },
-      master: () => namedMaster(sentinels, password),
-      failover: () => failOver(sentinels, password, [master, replica]),
-      killMaster: () => killMaster(sentinels, password, processes.slice(0, 2)),
+      master: () => namedMaster(sentinels, access),
+      failover: () => failOver(sentinels, access, [master, replica]),
+      killMaster: () => killMaster(sentinels, access, processes.slice(0, 2)),
       stop: () => stopAll(processes, dir),
     };
   } catch (error) {
@@ -111,13 +129,16 @@ function startServer(options: {
   name: string;
   port: number;
   password: string | undefined;
+  tls: RedisTlsFiles | undefined;
   master?: RedisAddress;
 }): Promise<RedisProcess> {
-  const { dir, name, port, password, master } = options;
+  const { dir, name, port, password, tls, master } = options;
   const logFile = join(dir, `${name}.log`);
   return spawnRedisProcess({
     args: [
-      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir],
+      ...listenArgs(port, tls),
+      ...(tls === undefined ? [] : ['--tls-replication', 'yes']),
+      ...['--bind', '127.0.0.1', '--dir', dir],
       ...['--dbfilename', `${name}.rdb`, '--logfile', logFile, '--daemonize', 'no'],
       ...['--save', '', '--appendonly', 'no'],
       // A replica syncs at once instead of after the default 5 s wait for other replicas.
@@ -128,6 +149,7 @@ function startServer(options: {
     address: { host: '127.0.0.1', port },
     logFile,
     password,
+    tls,
   });
 }
 
@@ -136,14 +158,17 @@ async function startSentinel(options: {
   index: number;
   port: number;
   password: string | undefined;
+  tls: RedisTlsFiles | undefined;
   master: RedisAddress;
 }): Promise<RedisProcess> {
-  const { dir, index, port, password, master } = options;
+  const { dir, index, port, password, tls, master } = options;
   const logFile = join(dir, `sentinel-${index}.log`);
   const configFile = join(dir, `sentinel-${index}.conf`);
-  // Sentinel rewrites its configuration file, so it gets one of its own.
+  // Sentinel rewrites its configuration file, so it gets one of its own. With TLS,
+  // tls-replication makes it talk TLS to the servers and to the other Sentinels.
   const lines = [
-    `port ${port}`,
+    ...listenSettings(port, tls).map(([name, value]) => `${name} ${value}`),
+    ...(tls === undefined ? [] : ['tls-replication yes']),
     'bind 127.0.0.1',
     `dir ${dir}`,
     `logfile ${logFile}`,
@@ -167,11 +192,12 @@ async function startSentinel(options: {
     address: { host: '127.0.0.1', port },
     logFile,
     password,
+    tls,
   });
 }
 
-async function replicaInSync(replica: RedisAddress, password: string | undefined) {
-  const replication = await withConnection(replica, password, (redis) => redis.info('replication'));
+async function replicaInSync(replica: RedisAddress, access: RedisAccess) {
+  const replication = await withConnection(replica, access, (redis) => redis.info('replication'));
   return infoFields(replication).get('master_link_status') === 'up';
 }
 
@@ -187,12 +213,12 @@ function entryFields(entry: unknown): Map<string, string> {
 
 async function sentinelsAgree(
   sentinels: readonly RedisAddress[],
-  password: string | undefined,
+  access: RedisAccess,
   master: RedisAddress,
 ): Promise<boolean> {
   const views = await Promise.all(
     sentinels.map((sentinel) =>
-      withConnection(sentinel, password, async (redis) => {
+      withConnection(sentinel, access, async (redis) => {
         const named = (await redis.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME)) as [
           string,
           string,
@@ -216,11 +242,11 @@ async function sentinelsAgree(
 
 async function namedMaster(
   sentinels: readonly RedisAddress[],
-  password: string | undefined,
+  access: RedisAccess,
 ): Promise<RedisAddress> {
   const names = await Promise.all(
     sentinels.map((sentinel) =>
-      withConnection(sentinel, password, async (redis) => {
+      withConnection(sentinel, access, async (redis) => {
         const [host, port] = (await redis.call(
           'SENTINEL',
           'GET-MASTER-ADDR-BY-NAME',
@@ -241,25 +267,24 @@ async function namedMaster(
 
 async function failOver(
   sentinels: readonly RedisAddress[],
-  password: string | undefined,
+  access: RedisAccess,
   servers: readonly RedisAddress[],
 ): Promise<{ from: RedisAddress; to: RedisAddress }> {
-  const from = await namedMaster(sentinels, password);
+  const from = await namedMaster(sentinels, access);
   const to = servers.find((server) => server.port !== from.port);
   const [first] = sentinels;
   if (to === undefined || first === undefined) throw new Error('no replica to fail over to');
   // The replica must be in sync and seen up by the Sentinel asked (after an earlier failover,
   // the old master once reconfigured), or it finds no replica good enough to promote.
   await waitFor(
-    async () =>
-      (await replicaInSync(to, password)) && (await sentinelSeesReplica(first, password, to)),
+    async () => (await replicaInSync(to, access)) && (await sentinelSeesReplica(first, access, to)),
     poll('the Sentinel to see the replica up and in sync'),
   );
-  await withConnection(first, password, (redis) => redis.call('SENTINEL', 'FAILOVER', MASTER_NAME));
+  await withConnection(first, access, (redis) => redis.call('SENTINEL', 'FAILOVER', MASTER_NAME));
   await waitFor(async () => {
-    const named = await namedMaster(sentinels, password);
+    const named = await namedMaster(sentinels, access);
     if (named.port !== to.port) return false;
-    const role = await withConnection(to, password, (redis) => redis.info('replication'));
+    const role = await withConnection(to, access, (redis) => redis.info('replication'));
     return infoFields(role).get('role') === 'master';
   }, poll('every Sentinel to name the new master'));
   return { from, to };
@@ -267,28 +292,28 @@ async function failOver(
 
 async function killMaster(
   sentinels: readonly RedisAddress[],
-  password: string | undefined,
+  access: RedisAccess,
   servers: readonly RedisProcess[],
 ): Promise<{ from: RedisAddress; to: RedisAddress }> {
-  const from = await namedMaster(sentinels, password);
+  const from = await namedMaster(sentinels, access);
   const master = servers.find((server) => server.address.port === from.port);
   const to = servers.find((server) => server.address.port !== from.port)?.address;
   if (master === undefined || to === undefined) throw new Error('no replica to promote');
   // Sentinel promotes only a replica it knows and sees up (after a planned failover, the old
   // master once reconfigured), and the test counts on it having what the master had.
   await waitFor(async () => {
-    if (!(await replicaInSync(to, password))) return false;
+    if (!(await replicaInSync(to, access))) return false;
     const known = await Promise.all(
-      sentinels.map((sentinel) => sentinelSeesReplica(sentinel, password, to)),
+      sentinels.map((sentinel) => sentinelSeesReplica(sentinel, access, to)),
     );
     return known.every(Boolean);
   }, poll('the Sentinels to see the replica up'));
-  await waitForReplication(from, to, password);
+  await waitForReplication(from, to, access);
   await master.kill();
   await waitFor(async () => {
-    const named = await namedMaster(sentinels, password);
+    const named = await namedMaster(sentinels, access);
     if (named.port !== to.port) return false;
-    const role = await withConnection(to, password, (redis) => redis.info('replication'));
+    const role = await withConnection(to, access, (redis) => redis.info('replication'));
     return infoFields(role).get('role') === 'master';
   }, poll('every Sentinel to name the replica after the master died'));
   return { from, to };
@@ -297,10 +322,10 @@ async function killMaster(
 /** Whether `sentinel` lists `replica` as a replica of the master it names, not down. */
 function sentinelSeesReplica(
   sentinel: RedisAddress,
-  password: string | undefined,
+  access: RedisAccess,
   replica: RedisAddress,
 ): Promise<boolean> {
-  return withConnection(sentinel, password, async (redis) => {
+  return withConnection(sentinel, access, async (redis) => {
     const replicas = (await redis.call('SENTINEL', 'REPLICAS', MASTER_NAME)) as unknown[];
     return replicas.map(entryFields).some((fields) => {
       return (
