@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import knexModule from 'knex';
 import type { Knex } from 'knex';
@@ -63,7 +64,13 @@ async function openPGlite(dataDir: string | undefined): Promise<PGlite> {
   const folder = resolve(dataDir);
   await mkdir(folder, { recursive: true, mode: 0o700 });
   await chmod(folder, 0o700);
-  const pglite = await PGlite.create({ dataDir: folder, parsers: pgliteParsers });
+  // A new folder starts from the pristine cluster's snapshot, not from initdb.
+  const loadDataDir = existsSync(join(folder, 'PG_VERSION')) ? undefined : await pristineCluster();
+  const pglite = await PGlite.create({
+    dataDir: folder,
+    parsers: pgliteParsers,
+    ...(loadDataDir === undefined ? {} : { loadDataDir }),
+  });
   await restrictToOwner(folder);
   return pglite;
 }

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 
 // Creating a PGlite cluster (initdb in WebAssembly) takes seconds; loading a copy of a fresh one
-// takes a fraction of that. In-memory databases (tests) therefore start from a snapshot of a
-// pristine cluster, made once per machine and PGlite build and kept in a folder of the user's
-// own under the temporary folder, so each process (each test file) loads rather than creates.
+// takes a fraction of that. New databases (in memory, or in a new data folder) therefore start
+// from a snapshot of a pristine cluster, made once per machine and PGlite build and kept in a
+// folder of the user's own under the temporary folder, so each process loads rather than
+// creates.
 
 let pristineClusterPromise: Promise<Blob> | undefined;
 
