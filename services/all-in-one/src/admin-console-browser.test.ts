@@ -338,6 +338,25 @@ describe('the admin console in Chromium', () => {
     await snapshot(page, 'audit');
   });
 
+  it('offers every kind of audit record the API accepts in the Kind filter', async () => {
+    const response = await fetch(`${gateway}/openapi.json`);
+    const openapi = (await response.json()) as {
+      paths: Record<
+        string,
+        { get: { parameters: { name: string; schema: { enum: string[] } }[] } }
+      >;
+    };
+    const kindParameter = openapi.paths['/v1/audit-records']?.get.parameters.find(
+      (parameter) => parameter.name === 'kind',
+    );
+    await page.goto(`${gateway}/admin/audit`);
+    const filter = page.getByLabel('Kind');
+    await filter.waitFor();
+    const offered = await filter.locator('option:not([value=""])').allTextContents();
+    expect(kindParameter?.schema.enum.length).toBeGreaterThan(0);
+    expect(offered).toEqual(kindParameter?.schema.enum);
+  });
+
   it('filters the audit log on the server by actor, platform and time, and names a refused filter', async () => {
     await page.goto(`${gateway}/admin/audit`);
     await page.getByLabel('Platform', { exact: true }).selectOption('SHOP');

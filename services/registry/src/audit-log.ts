@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { Knex } from 'knex';
+import type { AuditKind } from '@gateway/contracts';
 import { toCount } from '@gateway/db';
 
 /** Who made a change (spec 2.15: audit record shape is the gateway's choice). */
@@ -11,32 +12,6 @@ export type AuditActor = {
   environmentKey: string;
   email: string;
 };
-
-export type AuditKind =
-  | 'user_role.bootstrapped'
-  | 'user_role.granted'
-  | 'user_role.revoked'
-  | 'identity_environment.created'
-  | 'identity_environment.updated'
-  | 'identity_environment.deactivated'
-  | 'identity_environment.activated'
-  | 'platform.created'
-  | 'platform.updated'
-  | 'platform.environment_changed'
-  | 'platform.deactivated'
-  | 'platform.activated'
-  | 'platform.archived'
-  | 'platform.restored'
-  | 'platform.credential_created'
-  | 'platform.credential_rotated'
-  | 'platform.credential_previous_secret_revoked'
-  | 'platform.credential_revoked'
-  | 'platform.authentication_failed'
-  | 'auth.sign_in_succeeded'
-  | 'auth.sign_in_refused'
-  | 'auth.logout'
-  | 'session.revoked'
-  | 'admin.cookie_used';
 
 /**
  * What a record is about. `platform_client` and `address` name the presenter of refused

@@ -1,19 +1,14 @@
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { RegistryService } from '@gateway/contracts';
+import type { AuditKind, RegistryService } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
-import {
-  appendAuditRecord,
-  listAuditRecords,
-  type AuditKind,
-  type AuditTargetType,
-} from './audit-log.js';
+import { appendAuditRecord, listAuditRecords, type AuditTargetType } from './audit-log.js';
 import type { RegistryDeps } from './registry-deps.js';
 import { auditRecordMessage, changeContextOf } from './registry-messages.js';
 
 type Rpcs = ServiceImpl<typeof RegistryService>;
 
 /** Audit kinds other services record through AppendAuditRecord. */
-const externallyRecordedKinds = new Set<string>([
+const externallyRecordedKinds: ReadonlySet<AuditKind> = new Set<AuditKind>([
   'user_role.bootstrapped',
   'user_role.granted',
   'user_role.revoked',
@@ -24,6 +19,10 @@ const externallyRecordedKinds = new Set<string>([
   'admin.cookie_used',
   'platform.authentication_failed',
 ]);
+
+/** Whether another service may record `kind`. */
+const isExternallyRecorded = (kind: string): kind is AuditKind =>
+  (externallyRecordedKinds as ReadonlySet<string>).has(kind);
 
 const externalTargetTypes = new Set<string>(['platform', 'user', 'platform_client', 'address']);
 
@@ -70,7 +69,7 @@ function instantOf(text: string, name: string): Date {
 /** Records an event of another service; kinds the registry records itself are refused. */
 function appendAuditRecordRpc(deps: RegistryDeps): Rpcs['appendAuditRecord'] {
   return async (request) => {
-    if (!externallyRecordedKinds.has(request.kind)) {
+    if (!isExternallyRecorded(request.kind)) {
       throw new GatewayError(
         'VALIDATION_ERROR',
         `Audit kind ${request.kind} is recorded by the registry itself.`,
@@ -78,7 +77,7 @@ function appendAuditRecordRpc(deps: RegistryDeps): Rpcs['appendAuditRecord'] {
     }
     // One insert, no transaction of its own: sign-ins and logouts record through here.
     await appendAuditRecord(deps.db.knex, {
-      kind: request.kind as AuditKind,
+      kind: request.kind,
       ...changeContextOf(request.context),
       target: {
         type: externalTargetTypes.has(request.targetType)

@@ -5949,3 +5949,375 @@ export interface operations {
     };
   };
 }
+type FlattenedDeepRequired<T> = {
+  [K in keyof T]-?: FlattenedDeepRequired<
+    T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]
+  >;
+};
+type ReadonlyArray<T> = [Exclude<T, undefined>] extends [unknown[]]
+  ? Readonly<Exclude<T, undefined>>
+  : Readonly<Exclude<T, undefined>[]>;
+export const pathsV1AdminOnboardingGlobalFieldsPostRequestBodyContentApplicationJsonFieldTypeValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields']['post']['requestBody']['content']['application/json']['fieldType']
+> = [
+  'TEXT',
+  'TEXTAREA',
+  'NUMBER',
+  'BOOLEAN',
+  'DATE',
+  'SELECT',
+  'MULTI_SELECT',
+  'COUNTRY',
+  'PHONE',
+  'EMAIL',
+  'URL',
+];
+export const pathsV1AdminOnboardingGlobalFieldsPostRequestBodyContentApplicationJsonProfileFieldKeyValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields']['post']['requestBody']['content']['application/json']['profileFieldKey']
+> = [
+  'firstName',
+  'middleName',
+  'lastName',
+  'nickname',
+  'phoneNumber',
+  'dateOfBirth',
+  'gender',
+  'bio',
+  'nationalityCountryCode',
+  'secondaryNationalityCountryCode',
+  'residenceCountryCode',
+  'preferredLocale',
+  'timezone',
+];
+export const pathsV1AdminOnboardingGlobalFieldsPostRequestBodyContentApplicationJsonSourceValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields']['post']['requestBody']['content']['application/json']['source']
+> = ['PROFILE_FIELD'];
+export const pathsV1AdminOnboardingGlobalFieldsPostRequestBodyContentApplicationJsonUiConfigWidthValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields']['post']['requestBody']['content']['application/json']['uiConfig']['width']
+> = ['full', 'half', 'third'];
+export const pathsV1AdminOnboardingGlobalFieldsProfileFieldKeyGetParametersPathProfileFieldKeyValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields/{profileFieldKey}']['get']['parameters']['path']['profileFieldKey']
+> = [
+  'firstName',
+  'middleName',
+  'lastName',
+  'nickname',
+  'phoneNumber',
+  'dateOfBirth',
+  'gender',
+  'bio',
+  'nationalityCountryCode',
+  'secondaryNationalityCountryCode',
+  'residenceCountryCode',
+  'preferredLocale',
+  'timezone',
+];
+export const pathsV1AdminOnboardingGlobalFieldsProfileFieldKeyDeleteParametersPathProfileFieldKeyValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields/{profileFieldKey}']['delete']['parameters']['path']['profileFieldKey']
+> = [
+  'firstName',
+  'middleName',
+  'lastName',
+  'nickname',
+  'phoneNumber',
+  'dateOfBirth',
+  'gender',
+  'bio',
+  'nationalityCountryCode',
+  'secondaryNationalityCountryCode',
+  'residenceCountryCode',
+  'preferredLocale',
+  'timezone',
+];
+export const pathsV1AdminOnboardingGlobalFieldsProfileFieldKeyPatchParametersPathProfileFieldKeyValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields/{profileFieldKey}']['patch']['parameters']['path']['profileFieldKey']
+> = [
+  'firstName',
+  'middleName',
+  'lastName',
+  'nickname',
+  'phoneNumber',
+  'dateOfBirth',
+  'gender',
+  'bio',
+  'nationalityCountryCode',
+  'secondaryNationalityCountryCode',
+  'residenceCountryCode',
+  'preferredLocale',
+  'timezone',
+];
+export const pathsV1AdminOnboardingGlobalFieldsProfileFieldKeyPatchRequestBodyContentApplicationJsonFieldTypeValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields/{profileFieldKey}']['patch']['requestBody']['content']['application/json']['fieldType']
+> = [
+  'TEXT',
+  'TEXTAREA',
+  'NUMBER',
+  'BOOLEAN',
+  'DATE',
+  'SELECT',
+  'MULTI_SELECT',
+  'COUNTRY',
+  'PHONE',
+  'EMAIL',
+  'URL',
+];
+export const pathsV1AdminOnboardingGlobalFieldsProfileFieldKeyPatchRequestBodyContentApplicationJsonUiConfigWidthValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields/{profileFieldKey}']['patch']['requestBody']['content']['application/json']['uiConfig']['width']
+> = ['full', 'half', 'third'];
+export const pathsV1AuditRecordsGetParametersQueryKindValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/audit-records']['get']['parameters']['query']['kind']
+> = [
+  'user_role.bootstrapped',
+  'user_role.granted',
+  'user_role.revoked',
+  'identity_environment.created',
+  'identity_environment.updated',
+  'identity_environment.deactivated',
+  'identity_environment.activated',
+  'platform.created',
+  'platform.updated',
+  'platform.environment_changed',
+  'platform.deactivated',
+  'platform.activated',
+  'platform.archived',
+  'platform.restored',
+  'platform.credential_created',
+  'platform.credential_rotated',
+  'platform.credential_previous_secret_revoked',
+  'platform.credential_revoked',
+  'platform.authentication_failed',
+  'auth.sign_in_succeeded',
+  'auth.sign_in_refused',
+  'auth.logout',
+  'session.revoked',
+  'admin.cookie_used',
+];
+export const pathsV1AuthStartGetParametersQueryDefaultScreenValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/auth/start']['get']['parameters']['query']['defaultScreen']
+> = ['in', 'up'];
+export const pathsV1AuthStartGetParametersQueryOnboardingModeValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/auth/start']['get']['parameters']['query']['onboardingMode']
+> = ['none', 'platform', 'central'];
+export const pathsV1PlatformsGetParametersQueryArchivedValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/platforms']['get']['parameters']['query']['archived']
+> = ['true', 'false'];
+export const pathsV1PlatformsPlatformKeyOnboardingFieldsPostRequestBodyContentApplicationJsonFieldTypeValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/platforms/{platformKey}/onboarding/fields']['post']['requestBody']['content']['application/json']['fieldType']
+> = [
+  'TEXT',
+  'TEXTAREA',
+  'NUMBER',
+  'BOOLEAN',
+  'DATE',
+  'SELECT',
+  'MULTI_SELECT',
+  'COUNTRY',
+  'PHONE',
+  'EMAIL',
+  'URL',
+];
+export const pathsV1PlatformsPlatformKeyOnboardingFieldsPostRequestBodyContentApplicationJsonSourceValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/platforms/{platformKey}/onboarding/fields']['post']['requestBody']['content']['application/json']['source']
+> = ['PROFILE_FIELD', 'CUSTOM_FIELD'];
+export const pathsV1PlatformsPlatformKeyOnboardingFieldsPostRequestBodyContentApplicationJsonUiConfigWidthValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/platforms/{platformKey}/onboarding/fields']['post']['requestBody']['content']['application/json']['uiConfig']['width']
+> = ['full', 'half', 'third'];
+export const pathsV1PlatformsPlatformKeyOnboardingFieldsFieldKeyPatchRequestBodyContentApplicationJsonFieldTypeValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/platforms/{platformKey}/onboarding/fields/{fieldKey}']['patch']['requestBody']['content']['application/json']['fieldType']
+> = [
+  'TEXT',
+  'TEXTAREA',
+  'NUMBER',
+  'BOOLEAN',
+  'DATE',
+  'SELECT',
+  'MULTI_SELECT',
+  'COUNTRY',
+  'PHONE',
+  'EMAIL',
+  'URL',
+];
+export const pathsV1PlatformsPlatformKeyOnboardingFieldsFieldKeyPatchRequestBodyContentApplicationJsonSourceValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/platforms/{platformKey}/onboarding/fields/{fieldKey}']['patch']['requestBody']['content']['application/json']['source']
+> = ['PROFILE_FIELD', 'CUSTOM_FIELD'];
+export const pathsV1PlatformsPlatformKeyOnboardingFieldsFieldKeyPatchRequestBodyContentApplicationJsonUiConfigWidthValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/platforms/{platformKey}/onboarding/fields/{fieldKey}']['patch']['requestBody']['content']['application/json']['uiConfig']['width']
+> = ['full', 'half', 'third'];
+export const accountStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Account']['status']
+> = ['ACTIVE', 'SOFT_DELETED', 'SUSPENDED'];
+export const adminUserRolesValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['AdminUser']['roles']
+> = ['platform_admin'];
+export const adminUserStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['AdminUser']['status']
+> = ['ACTIVE', 'SOFT_DELETED', 'SUSPENDED'];
+export const auditRecordActorKindValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['AuditRecord']['actor']['kind']
+> = ['machine', 'user', 'system'];
+export const avatarUploadHeadersContentTypeValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['AvatarUpload']['headers']['content-type']
+> = ['image/png', 'image/jpeg', 'image/webp'];
+export const avatarUploadMethodValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['AvatarUpload']['method']
+> = ['PUT'];
+export const avatarUploadRequestContentTypeValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['AvatarUploadRequest']['contentType']
+> = ['image/png', 'image/jpeg', 'image/webp'];
+export const createCredentialRequestOneOf0KindValues: ReadonlyArray<
+  Extract<
+    FlattenedDeepRequired<components>['schemas']['CreateCredentialRequest'],
+    {
+      kind: unknown;
+    }
+  >['kind']
+> = ['bff'];
+export const createCredentialRequestOneOf1KindValues: ReadonlyArray<
+  Extract<
+    FlattenedDeepRequired<components>['schemas']['CreateCredentialRequest'],
+    {
+      kind: unknown;
+    }
+  >['kind']
+> = ['backend'];
+export const createIdentityEnvironmentRequestTierValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['CreateIdentityEnvironmentRequest']['tier']
+> = ['development', 'staging', 'production'];
+export const createPlatformRequestDefaultOnboardingModeValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['CreatePlatformRequest']['defaultOnboardingMode']
+> = ['none', 'platform', 'central'];
+export const credentialKindValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Credential']['kind']
+> = ['bff', 'backend'];
+export const errorBodyCodeValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['ErrorBody']['code']
+> = [
+  'VALIDATION_ERROR',
+  'INVALID_REDIRECT',
+  'IDENTITY_ENVIRONMENT_NOT_FOUND',
+  'UNAUTHORIZED',
+  'AUTHORIZATION_CODE_EXCHANGE_FAILED',
+  'TOKEN_RESPONSE_INVALID',
+  'ID_TOKEN_INVALID',
+  'NONCE_MISMATCH',
+  'FORBIDDEN',
+  'ACCOUNT_DELETED',
+  'ACCOUNT_INACTIVE',
+  'NOT_FOUND',
+  'IDENTITY_USER_NOT_FOUND',
+  'PLATFORM_CALLBACK_NOT_CONFIGURED',
+  'PLATFORM_CREDENTIALS_NOT_CONFIGURED',
+  'IDENTITY_ENVIRONMENT_INACTIVE',
+  'CENTRAL_ONBOARDING_DISABLED',
+  'AUTH_TRANSACTION_ALREADY_BOUND',
+  'CONFLICT',
+  'PLATFORM_ARCHIVED',
+  'ROLE_REQUIRES_DEPLOYMENT_ENVIRONMENT',
+  'LAST_PLATFORM_ADMIN',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'IDENTITY_DISCOVERY_INVALID',
+  'IDENTITY_UNAVAILABLE',
+  'OIDC_CLIENT_NOT_CONFIGURED',
+  'IDENTITY_ENVIRONMENT_NOT_CONFIGURED',
+  'IDENTITY_ENVIRONMENT_SECRET_KEY_MISSING',
+  'IDENTITY_SERVICE_NOT_CONFIGURED',
+  'METHOD_NOT_ALLOWED',
+  'REQUEST_TIMEOUT',
+  'PAYLOAD_TOO_LARGE',
+  'EXPECTATION_FAILED',
+  'REQUEST_HEADER_FIELDS_TOO_LARGE',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+];
+export const exchangeResultEnvironmentTierValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['ExchangeResult']['environment']['tier']
+> = ['development', 'staging', 'production'];
+export const exchangeResultOnboardingStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['ExchangeResult']['onboarding']['status']
+> = ['NOT_STARTED', 'IN_PROGRESS', 'COMPLETE'];
+export const globalOnboardingFieldSourceValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['GlobalOnboardingField']['source']
+> = ['PROFILE_FIELD'];
+export const globalOnboardingStatusStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['GlobalOnboardingStatus']['status']
+> = ['COMPLETE', 'INCOMPLETE'];
+export const globalOnboardingStatusWithVersionStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['GlobalOnboardingStatusWithVersion']['status']
+> = ['COMPLETE', 'INCOMPLETE'];
+export const identityEnvironmentSourceValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['IdentityEnvironment']['source']
+> = ['deployment', 'database'];
+export const identityEnvironmentTierValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['IdentityEnvironment']['tier']
+> = ['development', 'staging', 'production'];
+export const identityEnvironmentDetailSourceValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['IdentityEnvironmentDetail']['source']
+> = ['deployment', 'database'];
+export const identityEnvironmentDetailTierValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['IdentityEnvironmentDetail']['tier']
+> = ['development', 'staging', 'production'];
+export const introspectionResultAnyOf1EnvironmentTierValues: ReadonlyArray<
+  Extract<
+    Extract<
+      FlattenedDeepRequired<components>['schemas']['IntrospectionResult'],
+      {
+        environment: unknown;
+      }
+    >['environment'],
+    {
+      tier: unknown;
+    }
+  >['tier']
+> = ['development', 'staging', 'production'];
+export const issuedCredentialKindValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['IssuedCredential']['kind']
+> = ['bff', 'backend'];
+export const livenessStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Liveness']['status']
+> = ['live'];
+export const localUserStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['LocalUser']['status']
+> = ['ACTIVE', 'SOFT_DELETED', 'SUSPENDED'];
+export const onboardingRequirementScopeValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['OnboardingRequirement']['scope']
+> = ['GLOBAL', 'PLATFORM'];
+export const onboardingRequirementSourceValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['OnboardingRequirement']['source']
+> = ['PROFILE_FIELD', 'CUSTOM_FIELD'];
+export const onboardingStatusStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['OnboardingStatus']['status']
+> = ['NOT_STARTED', 'IN_PROGRESS', 'COMPLETE'];
+export const platformDefaultOnboardingModeValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Platform']['defaultOnboardingMode']
+> = ['none', 'platform', 'central'];
+export const platformIdentityEnvironmentTierValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Platform']['identityEnvironment']['tier']
+> = ['development', 'staging', 'production'];
+export const platformStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Platform']['status']
+> = ['active', 'inactive', 'archived'];
+export const profileDetailsGlobalOnboardingStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['ProfileDetails']['globalOnboarding']['status']
+> = ['COMPLETE', 'INCOMPLETE'];
+export const readinessChecksValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Readiness']['checks'][string]
+> = ['up', 'down'];
+export const readinessStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['Readiness']['status']
+> = ['ready'];
+export const sessionBootstrapOnboardingStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['SessionBootstrap']['onboarding']['status']
+> = ['NOT_STARTED', 'IN_PROGRESS', 'COMPLETE'];
+export const updateIdentityEnvironmentRequestTierValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['UpdateIdentityEnvironmentRequest']['tier']
+> = ['development', 'staging', 'production'];
+export const updatePlatformRequestDefaultOnboardingModeValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['UpdatePlatformRequest']['defaultOnboardingMode']
+> = ['none', 'platform', 'central'];
+export const validationReportChecksNameValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['ValidationReport']['checks']['name']
+> = ['discovery', 'endpoints', 'jwks', 'client', 'secret'];
+export const validationReportChecksStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['ValidationReport']['checks']['status']
+> = ['pass', 'fail', 'skip'];

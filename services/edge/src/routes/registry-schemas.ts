@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AUDIT_RECORD_KINDS } from '@gateway/contracts';
 import { displayNameText, metadataSchema, storedText } from '@gateway/field-rules';
 
 // Request and response schemas of the registry admin API (spec 2.1-2.4, 4.10, 4.11). The
@@ -47,34 +48,6 @@ export const ListPlatformsQuery = z
       .describe('`true` lists archived platforms only.'),
   })
   .strict();
-
-/** Every kind of audit record (docs/operations.md, Security events, for the login ones). */
-export const AUDIT_RECORD_KINDS = [
-  'user_role.bootstrapped',
-  'user_role.granted',
-  'user_role.revoked',
-  'identity_environment.created',
-  'identity_environment.updated',
-  'identity_environment.deactivated',
-  'identity_environment.activated',
-  'platform.created',
-  'platform.updated',
-  'platform.environment_changed',
-  'platform.deactivated',
-  'platform.activated',
-  'platform.archived',
-  'platform.restored',
-  'platform.credential_created',
-  'platform.credential_rotated',
-  'platform.credential_previous_secret_revoked',
-  'platform.credential_revoked',
-  'platform.authentication_failed',
-  'auth.sign_in_succeeded',
-  'auth.sign_in_refused',
-  'auth.logout',
-  'session.revoked',
-  'admin.cookie_used',
-] as const;
 
 const auditRecordKind = z.enum(AUDIT_RECORD_KINDS);
 
