@@ -88,7 +88,7 @@ describe.each(setups)('introspection with the user-status watch on $name', (setu
     const deps = depsWith(db, store, watch);
     handoff = createSessionHandoff(deps);
     await waitFor(() => Promise.resolve(watch.live), {
-      timeoutMs: 5_000,
+      timeoutMs: 30_000,
       intervalMs: 5,
       what: 'the watch to be live',
     });
@@ -131,7 +131,7 @@ describe.each(setups)('introspection with the user-status watch on $name', (setu
   async function heard(id: string, expected: 'active' | 'inactive') {
     if (db.kind === 'pglite') expect(watch.status(id)).toBe(expected);
     await waitFor(() => Promise.resolve(watch.status(id) === expected), {
-      timeoutMs: 2_000,
+      timeoutMs: 30_000,
       intervalMs: 1,
       what: `the watch to hear ${id} ${expected}`,
     });
@@ -139,6 +139,8 @@ describe.each(setups)('introspection with the user-status watch on $name', (setu
 
   it('reads no user row while the watch is live, and sees SQL status changes at the next call', async () => {
     const { id, introspect } = await signedIn();
+    // The user's row was just written: live again once the watch has caught up with it.
+    await heard(id, 'active');
     userStatements.length = 0;
     const all: string[] = [];
     const record = (query: { sql: string }) => all.push(query.sql);

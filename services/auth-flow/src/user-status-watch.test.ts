@@ -321,7 +321,7 @@ describe('user-status watch when its PostgreSQL connection goes', () => {
     expect(await listening()).toBe(1);
     await watched.close();
     await waitFor(async () => (await listening()) === 0, {
-      timeoutMs: 5_000,
+      timeoutMs: 30_000,
       intervalMs: 20,
       what: 'the listening connection to close',
     });
