@@ -136,7 +136,7 @@ describe('split mode on Redis Sentinel', () => {
 
   // The master crashes (SIGKILL) under load, with no failover planned: what it took after the
   // replica caught up may be lost with it. A code whose redeem was lost may answer 404
-  // afterwards; it must never give a second session.
+  // afterwards; it must never give a second gateway session.
   it('keeps every replicated session when the Redis master is killed under introspections and exchanges, redeems no code twice, and signs in again on the promoted replica', async () => {
     const { edge, key, signIn, live, pending } = await signedIn('SENTINEL_KILL_APP');
     const load = startLoad(edge, key, live, pending, { codeMayBeLost: true });

@@ -127,11 +127,11 @@ export function reconnectUnlessClosed(redis: Redis): void {
     if (!reconnect) closing = true;
     disconnect(reconnect);
   };
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = (command, stream) => {
-    if (command.name === 'quit') closing = true;
-    return send(command, stream);
-  };
+  const quit = redis.quit.bind(redis);
+  redis.quit = ((...args: Parameters<Redis['quit']>) => {
+    closing = true;
+    return quit(...args);
+  }) as Redis['quit'];
   redis.once('ready', () => {
     redis.on('end', () => {
       if (closing) return;

@@ -63,7 +63,7 @@ export async function startRedisServer(
     connection: { mode: 'single', url, password },
     env: { REDIS_URL: url, ...(password === undefined ? {} : { REDIS_PASSWORD: password }) },
     async restart() {
-      await withConnection(address, password, (redis) => redis.call('SHUTDOWN')).catch(
+      await withConnection(address, { password }, (redis) => redis.call('SHUTDOWN')).catch(
         () => undefined, // the server closes the connection instead of answering
       );
       await current.stop();

@@ -18,10 +18,11 @@ import { startRedisSentinel, type RedisSentinelSetup } from './redis-sentinel.js
 import { unusedLocalPort } from './unused-local-port.js';
 
 const PASSWORD = 'harness-password';
+const ACCESS = { password: PASSWORD };
 
 /** Whether anything answers PING at `address` (with the password) right now. */
 const answers = (address: RedisAddress): Promise<boolean> =>
-  withConnection(address, PASSWORD, (redis) => redis.ping()).then(
+  withConnection(address, ACCESS, (redis) => redis.ping()).then(
     (reply) => reply === 'PONG',
     () => false,
   );
@@ -35,7 +36,7 @@ describe('startRedisServer', () => {
   async function serverWith(key: string, persistence: 'none' | 'aof') {
     const server = await startRedisServer({ persistence, password: PASSWORD });
     started.push(server);
-    await withConnection(server.address, PASSWORD, (redis) => redis.set(key, persistence));
+    await withConnection(server.address, ACCESS, (redis) => redis.set(key, persistence));
     return server;
   }
 
@@ -46,12 +47,8 @@ describe('startRedisServer', () => {
     ]);
     expect(existsSync(join(durable.dir, 'appendonlydir'))).toBe(true);
     await Promise.all([durable.restart(), volatile.restart()]);
-    expect(await withConnection(durable.address, PASSWORD, (redis) => redis.get('kept'))).toBe(
-      'aof',
-    );
-    expect(await withConnection(volatile.address, PASSWORD, (redis) => redis.get('lost'))).toBe(
-      null,
-    );
+    expect(await withConnection(durable.address, ACCESS, (redis) => redis.get('kept'))).toBe('aof');
+    expect(await withConnection(volatile.address, ACCESS, (redis) => redis.get('lost'))).toBe(null);
     expect(durable.env).toEqual({ REDIS_URL: durable.url, REDIS_PASSWORD: PASSWORD });
   });
 
@@ -104,7 +101,7 @@ describe('startRedisCluster', () => {
       cluster.nodes.map((node) =>
         withConnection(
           node,
-          PASSWORD,
+          ACCESS,
           async (redis) => (await redis.info('replication')).match(/role:(\w+)/)?.[1],
         ),
       ),
@@ -119,7 +116,7 @@ describe('startRedisCluster', () => {
     await client.set('moving', 'along');
     const { from, to } = await cluster.failover('moving');
     expect(to).not.toEqual(from);
-    const role = await withConnection(to, PASSWORD, (redis) => redis.info('replication'));
+    const role = await withConnection(to, ACCESS, (redis) => redis.info('replication'));
     expect(role).toContain('role:master');
     expect(await client.get('moving')).toBe('along');
   });
@@ -154,7 +151,7 @@ describe('startRedisSentinel', () => {
     expect(await setup.master()).toEqual(setup.servers[0]);
     await client.set('written', 'through sentinel');
     const replica = setup.servers[1] ?? { host: '', port: 0 };
-    expect(await withConnection(replica, PASSWORD, (redis) => redis.info('replication'))).toContain(
+    expect(await withConnection(replica, ACCESS, (redis) => redis.info('replication'))).toContain(
       'role:slave',
     );
   });
@@ -164,7 +161,7 @@ describe('startRedisSentinel', () => {
     expect(from).toEqual(setup.servers[0]);
     expect(to).toEqual(setup.servers[1]);
     expect(await setup.master()).toEqual(to);
-    expect(await withConnection(to, PASSWORD, (redis) => redis.get('written'))).toBe(
+    expect(await withConnection(to, ACCESS, (redis) => redis.get('written'))).toBe(
       'through sentinel',
     );
   });

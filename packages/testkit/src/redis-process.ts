@@ -25,10 +25,6 @@ export type RedisAccess = {
   readonly tls?: RedisTlsFiles | undefined;
 };
 
-/** A bare password (or none) is the access of processes without TLS. */
-const accessOf = (access: RedisAccess | string | undefined): RedisAccess =>
-  typeof access === 'object' ? access : { password: access };
-
 /**
  * The settings (name, value) that make a redis-server or Sentinel listen on `port`: with
  * `tls`, on TLS only, with its certificate; clients need no certificate of their own.
@@ -182,14 +178,14 @@ function caCertificate(file: string): Buffer {
 /**
  * Runs `use` on a short-lived connection to one Redis or Sentinel process that never
  * retries, so a poll that finds it down fails at once and the next poll tries again.
- * `access` is the password (or none), or the password and the TLS files of a TLS-only process.
+ * `access` is the password (or none) and, for a TLS-only process, its TLS files.
  */
 export async function withConnection<T>(
   address: RedisAddress,
-  access: RedisAccess | string | undefined,
+  access: RedisAccess,
   use: (redis: Redis) => Promise<T>,
 ): Promise<T> {
-  const { password, tls } = accessOf(access);
+  const { password, tls } = access;
   const redis = new Redis({
     ...address,
     ...(password === undefined ? {} : { password }),
@@ -218,7 +214,7 @@ export async function withConnection<T>(
 export async function waitForReplication(
   master: RedisAddress,
   replica: RedisAddress,
-  access: RedisAccess | string | undefined,
+  access: RedisAccess,
 ): Promise<void> {
   const offset = async (address: RedisAddress, field: string) =>
     Number(

@@ -274,19 +274,9 @@ async function failOver(
   const to = servers.find((server) => server.port !== from.port);
   const [first] = sentinels;
   if (to === undefined || first === undefined) throw new Error('no replica to fail over to');
-  // The replica must be in sync and seen up by the Sentinel asked (after an earlier failover,
-  // the old master once reconfigured), or it finds no replica good enough to promote.
-  await waitFor(
-    async () => (await replicaInSync(to, access)) && (await sentinelSeesReplica(first, access, to)),
-    poll('the Sentinel to see the replica up and in sync'),
-  );
+  await untilPromotable(sentinels, access, to);
   await withConnection(first, access, (redis) => redis.call('SENTINEL', 'FAILOVER', MASTER_NAME));
-  await waitFor(async () => {
-    const named = await namedMaster(sentinels, access);
-    if (named.port !== to.port) return false;
-    const role = await withConnection(to, access, (redis) => redis.info('replication'));
-    return infoFields(role).get('role') === 'master';
-  }, poll('every Sentinel to name the new master'));
+  await untilPromoted(sentinels, access, to, 'every Sentinel to name the new master');
   return { from, to };
 }
 
@@ -299,24 +289,50 @@ async function killMaster(
   const master = servers.find((server) => server.address.port === from.port);
   const to = servers.find((server) => server.address.port !== from.port)?.address;
   if (master === undefined || to === undefined) throw new Error('no replica to promote');
-  // Sentinel promotes only a replica it knows and sees up (after a planned failover, the old
-  // master once reconfigured), and the test counts on it having what the master had.
-  await waitFor(async () => {
-    if (!(await replicaInSync(to, access))) return false;
-    const known = await Promise.all(
-      sentinels.map((sentinel) => sentinelSeesReplica(sentinel, access, to)),
-    );
-    return known.every(Boolean);
-  }, poll('the Sentinels to see the replica up'));
+  await untilPromotable(sentinels, access, to);
+  // The test counts on the replica having what the master had.
   await waitForReplication(from, to, access);
   await master.kill();
+  await untilPromoted(
+    sentinels,
+    access,
+    to,
+    'every Sentinel to name the replica after the master died',
+  );
+  return { from, to };
+}
+
+/**
+ * Until the replica is in sync and every Sentinel sees it up: Sentinel promotes only such a
+ * replica (after an earlier failover, the old master once reconfigured).
+ */
+async function untilPromotable(
+  sentinels: readonly RedisAddress[],
+  access: RedisAccess,
+  replica: RedisAddress,
+): Promise<void> {
+  await waitFor(async () => {
+    if (!(await replicaInSync(replica, access))) return false;
+    const known = await Promise.all(
+      sentinels.map((sentinel) => sentinelSeesReplica(sentinel, access, replica)),
+    );
+    return known.every(Boolean);
+  }, poll('the Sentinels to see the replica up and in sync'));
+}
+
+/** Until every Sentinel names `to` as master and it answers as one. */
+async function untilPromoted(
+  sentinels: readonly RedisAddress[],
+  access: RedisAccess,
+  to: RedisAddress,
+  what: string,
+): Promise<void> {
   await waitFor(async () => {
     const named = await namedMaster(sentinels, access);
     if (named.port !== to.port) return false;
     const role = await withConnection(to, access, (redis) => redis.info('replication'));
     return infoFields(role).get('role') === 'master';
-  }, poll('every Sentinel to name the replica after the master died'));
-  return { from, to };
+  }, poll(what));
 }
 
 /** Whether `sentinel` lists `replica` as a replica of the master it names, not down. */

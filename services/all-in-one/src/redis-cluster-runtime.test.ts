@@ -196,14 +196,7 @@ describe('the login flow on a Redis Cluster', () => {
   });
 
   it('keeps every session over a failover of the shard holding one, under introspections and exchanges; no code is lost or redeemed twice, and sign-ins work again', async () => {
-    const live: { id: string; token: string }[] = [];
-    for (const accountId of ACCOUNTS.slice(1, 5)) {
-      const { session } = await exchanged((await signIn(accountId)).code);
-      live.push({ id: session.id, token: session.gatewayToken });
-    }
-    // Codes the platform exchanges only while the shard fails over.
-    const pending: string[] = [];
-    for (const accountId of ACCOUNTS.slice(5, 8)) pending.push((await signIn(accountId)).code);
+    const { live, pending } = await sessionsAndPendingCodes();
     const load = startLoad(live, pending);
 
     const [target] = live;
@@ -232,13 +225,7 @@ describe('the login flow on a Redis Cluster', () => {
   // replica caught up may be lost with it. A code whose redeem was lost may answer 404
   // afterwards; it must never give a second gateway session.
   it('keeps every replicated session when the master of its shard is killed under introspections and exchanges, redeems no code twice, and signs in again', async () => {
-    const live: { id: string; token: string }[] = [];
-    for (const accountId of ACCOUNTS.slice(1, 5)) {
-      const { session } = await exchanged((await signIn(accountId)).code);
-      live.push({ id: session.id, token: session.gatewayToken });
-    }
-    const pending: string[] = [];
-    for (const accountId of ACCOUNTS.slice(5, 8)) pending.push((await signIn(accountId)).code);
+    const { live, pending } = await sessionsAndPendingCodes();
     const load = startLoad(live, pending, { codeMayBeLost: true });
 
     const [target] = live;
@@ -259,6 +246,21 @@ describe('the login flow on a Redis Cluster', () => {
     const { session } = await exchanged(again.code);
     await expect(isActive(session.gatewayToken)).resolves.toBe(true);
   });
+
+  /**
+   * Four signed-in sessions, and three codes the platform exchanges only while the shard
+   * fails over.
+   */
+  async function sessionsAndPendingCodes() {
+    const live: { id: string; token: string }[] = [];
+    for (const accountId of ACCOUNTS.slice(1, 5)) {
+      const { session } = await exchanged((await signIn(accountId)).code);
+      live.push({ id: session.id, token: session.gatewayToken });
+    }
+    const pending: string[] = [];
+    for (const accountId of ACCOUNTS.slice(5, 8)) pending.push((await signIn(accountId)).code);
+    return { live, pending };
+  }
 
   /**
    * Introspects every live session and exchanges every pending code, over and over, until
