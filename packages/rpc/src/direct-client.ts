@@ -41,7 +41,7 @@ const callDeadline = createContextKey<number | undefined>(undefined, {
  * request message is handed to the method and its answer handed back, neither encoded nor
  * copied (callers treat answers as read-only). Connect's router transport would encode and
  * decode both, at many times the cost of a call on the hot path. The client interceptors
- * (tracing, as createServiceTransport's) run around the deadline, the server interceptors
+ * (tracing, as connectService's remote transport) run around the deadline, the server interceptors
  * around the implementation, as over the wire, so spans and errors are those of split mode.
  * At the deadline the caller gets DEADLINE_EXCEEDED; the implementation is not told (its
  * signal never aborts), and PostgreSQL and Redis bound their own waits. It may read the time

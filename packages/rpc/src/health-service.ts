@@ -1,5 +1,6 @@
-import { Code, ConnectError, type ConnectRouter } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { Health, HealthCheckResponse_ServingStatus } from '@gateway/contracts';
+import { implementationOf, type ServiceImplementation } from './service-implementations.js';
 
 /** One dependency a service needs to answer requests: its store, mostly. */
 export type ReadinessProbe = {
@@ -45,28 +46,26 @@ async function probeAnswers(probe: ReadinessProbe, timeoutMs: number): Promise<b
  * readiness probes live, so SERVING means the store answered just now. Kubernetes gRPC
  * probes, grpc_health_probe and the edge's /health/ready all use it.
  */
-export function createHealthRoutes(options: {
+export function createHealthImplementation(options: {
   serviceName: string;
   probes: readonly ReadinessProbe[];
   probeTimeoutMs: number;
-}): (router: ConnectRouter) => void {
-  return (router) => {
-    router.service(Health, {
-      async check(request) {
-        if (request.service !== '' && request.service !== options.serviceName) {
-          throw new ConnectError(`unknown service ${request.service}`, Code.NotFound);
-        }
-        const report = await checkReadiness(options.probes, options.probeTimeoutMs);
-        return {
-          status: report.ready
-            ? HealthCheckResponse_ServingStatus.SERVING
-            : HealthCheckResponse_ServingStatus.NOT_SERVING,
-        };
-      },
-      // eslint-disable-next-line require-yield
-      async *watch() {
-        throw new ConnectError('Watch is not supported; poll Check.', Code.Unimplemented);
-      },
-    });
-  };
+}): ServiceImplementation {
+  return implementationOf(Health, {
+    async check(request) {
+      if (request.service !== '' && request.service !== options.serviceName) {
+        throw new ConnectError(`unknown service ${request.service}`, Code.NotFound);
+      }
+      const report = await checkReadiness(options.probes, options.probeTimeoutMs);
+      return {
+        status: report.ready
+          ? HealthCheckResponse_ServingStatus.SERVING
+          : HealthCheckResponse_ServingStatus.NOT_SERVING,
+      };
+    },
+    // eslint-disable-next-line require-yield
+    async *watch() {
+      throw new ConnectError('Watch is not supported; poll Check.', Code.Unimplemented);
+    },
+  });
 }

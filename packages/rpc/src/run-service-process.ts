@@ -1,10 +1,15 @@
 import { loadConfigOrExit, type GatewayConfig, type GatewayEnvName } from '@gateway/config';
 import { createLogger, shutdownTelemetry, startTelemetry, type Logger } from '@gateway/telemetry';
-import { createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
+import { routesOf, type ServiceImplementation } from './service-implementations.js';
+import { createServiceInterceptors } from './service-interceptors.js';
 import { startServiceServer } from './service-server.js';
 import { closeOnShutdownSignals } from './shutdown-signals.js';
 
-export type StartedService = { routes: ServiceRoutes; close(): Promise<void> };
+/** A started service: its implementations (one of each service), served over HTTP/2. */
+export type StartedService = {
+  implementations: readonly ServiceImplementation[];
+  close(): Promise<void>;
+};
 
 /**
  * The `main` of an internal service in split mode: parse the configuration once (a bad
@@ -26,7 +31,7 @@ export async function runServiceProcess(options: {
   const logger = createLogger({ service: options.service, level: config.logLevel });
   const started = await options.start({ config, logger });
   const server = await startServiceServer({
-    routes: started.routes,
+    routes: routesOf(started.implementations),
     interceptors: createServiceInterceptors(logger),
     port: config.port,
   });

@@ -2,7 +2,7 @@ import { createServer, type ServerHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { Interceptor } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import type { ServiceRoutes } from './service-routes.js';
+import type { ServiceRoutes } from './service-implementations.js';
 
 export type ServiceServer = { url: string; port: number; close(): Promise<void> };
 

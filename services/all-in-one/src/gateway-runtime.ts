@@ -1,11 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createClient, type Interceptor } from '@connectrpc/connect';
 import {
   authFlowDepsFromConfig,
   authFlowMigrations,
   cachingRegistryAnswers,
-  createAuthFlowRoutes,
-  createAuthFlowServiceImpl,
+  createAuthFlowImplementations,
   createRedisAuthFlowStore,
   createSqlAuthFlowStore,
   type AuthFlowStore,
@@ -20,17 +18,17 @@ import {
   type RedisClient,
 } from '@gateway/db';
 import { createEdgeApp, createEdgeClients, createRedisRateLimitStore, listen } from '@gateway/edge';
-import { createOnboardingRoutes, onboardingMigrations } from '@gateway/onboarding';
+import { createOnboardingImplementations, onboardingMigrations } from '@gateway/onboarding';
 import {
-  createRegistryRoutes,
+  createRegistryImplementations,
   registryDepsFromConfig,
   registryMigrations,
   seedDeploymentEnvironment,
 } from '@gateway/registry';
 import {
+  connectService,
   createServiceInterceptors,
-  createServiceTransport,
-  type ServiceRoutes,
+  type ServiceImplementation,
   type ServiceTarget,
 } from '@gateway/rpc';
 import type { Logger } from '@gateway/telemetry';
@@ -40,9 +38,9 @@ export const allSchemaMigrations = [registryMigrations, onboardingMigrations, au
 export type RunningGateway = { url: string; port: number; close(): Promise<void> };
 
 /**
- * The all-in-one gateway: the edge and the three services in one process, wired with
- * Connect's router transport, the edge's auth-flow calls going straight to its implementation
- * (the same interceptors, deadlines and errors as split mode, without the network hop). One
+ * The all-in-one gateway: the edge and the three services in one process, each service made
+ * once and called straight through its implementation (connectService: the same interceptors,
+ * deadlines and errors as split mode, with no encoding and no network hop). One
  * Database is shared by the services: with PGlite it is a single connection, and each service
  * keeps to its own schema.
  */
@@ -70,7 +68,7 @@ export async function startGateway(options: {
   const registry = inProcess(
     logger,
     'registry',
-    createRegistryRoutes({
+    createRegistryImplementations({
       deps: registryDeps,
       probeTimeoutMs,
       onBackgroundError: (error) => logger.warn({ err: error }, 'recording credential use failed'),
@@ -79,7 +77,7 @@ export async function startGateway(options: {
   const onboarding = inProcess(
     logger,
     'onboarding',
-    createOnboardingRoutes({ db, probeTimeoutMs }),
+    createOnboardingImplementations({ db, probeTimeoutMs }),
   );
   const loginState = openAuthFlowStore(db, redis, logger);
   // Registry changes announced by the edge reach the auth-flow service's cache in this process
@@ -119,11 +117,13 @@ export async function startGateway(options: {
 }
 
 /** A service served in this process, with the same server interceptors as split mode. */
-function inProcess(logger: Logger, service: string, routes: ServiceRoutes): ServiceTarget {
-  const serverInterceptors: Interceptor[] = createServiceInterceptors(
-    logger.child({ component: service }),
-  );
-  return { kind: 'in-process', routes, serverInterceptors };
+function inProcess(
+  logger: Logger,
+  service: string,
+  implementations: readonly ServiceImplementation[],
+): ServiceTarget {
+  const serverInterceptors = createServiceInterceptors(logger.child({ component: service }));
+  return { kind: 'in-process', implementations, serverInterceptors };
 }
 
 /**
@@ -149,9 +149,8 @@ function openAuthFlowStore(
 }
 
 /**
- * The auth-flow service: its routes serve the health checks, and the edge calls its
- * implementation directly (service-clients.ts). Its registry answers are cached until a
- * registry change is announced on `changeFeed`.
+ * The auth-flow service, made once and called directly by the edge. Its registry answers are
+ * cached until a registry change is announced on `changeFeed`.
  */
 function authFlowTarget(
   options: { config: GatewayConfig; logger: Logger; db: Database },
@@ -161,25 +160,22 @@ function authFlowTarget(
     onboarding: ServiceTarget;
     changeFeed: ChangeFeed;
   },
-) {
+): ServiceTarget {
   const { config, logger, db } = options;
-  const transport = (target: ServiceTarget) =>
-    createServiceTransport(target, { timeoutMs: config.serviceCallTimeoutMs });
+  const connect = (target: ServiceTarget) =>
+    connectService(target, { timeoutMs: config.serviceCallTimeoutMs });
   const authFlowDeps = authFlowDepsFromConfig(config, {
     db,
     store: parts.store,
     registry: cachingRegistryAnswers(
-      createClient(RegistryService, transport(parts.registry)),
+      connect(parts.registry).client(RegistryService),
       parts.changeFeed,
     ),
-    onboarding: createClient(OnboardingService, transport(parts.onboarding)),
+    onboarding: connect(parts.onboarding).client(OnboardingService),
   });
-  return {
-    ...inProcess(
-      logger,
-      'auth-flow',
-      createAuthFlowRoutes({ deps: authFlowDeps, probeTimeoutMs: config.databaseTimeoutMs }),
-    ),
-    implementation: createAuthFlowServiceImpl(authFlowDeps),
-  };
+  return inProcess(
+    logger,
+    'auth-flow',
+    createAuthFlowImplementations({ deps: authFlowDeps, probeTimeoutMs: config.databaseTimeoutMs }),
+  );
 }

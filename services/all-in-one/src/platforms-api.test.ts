@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createClient } from '@connectrpc/connect';
 import { RegistryService } from '@gateway/contracts';
 import { fromConnectError } from '@gateway/errors';
-import { createRegistryRoutes, registryDepsFromConfig } from '@gateway/registry';
-import { createServiceTransport, createServiceInterceptors } from '@gateway/rpc';
+import { createRegistryImplementations, registryDepsFromConfig } from '@gateway/registry';
+import { connectService, createServiceInterceptors } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
 import { waitFor } from '@gateway/testkit';
 import pg from 'pg';
@@ -75,18 +74,15 @@ const shop = (overrides: Json = {}) => ({
 // here over the registry's own Connect contract.
 function registryClient() {
   const logger = createLogger({ service: 'test', level: 'silent' });
-  const routes = createRegistryRoutes({
+  const implementations = createRegistryImplementations({
     deps: registryDepsFromConfig(t.config, t.db),
     probeTimeoutMs: 1000,
     onBackgroundError: () => undefined,
   });
-  return createClient(
-    RegistryService,
-    createServiceTransport(
-      { kind: 'in-process', routes, serverInterceptors: createServiceInterceptors(logger) },
-      { timeoutMs: 3000 },
-    ),
-  );
+  return connectService(
+    { kind: 'in-process', implementations, serverInterceptors: createServiceInterceptors(logger) },
+    { timeoutMs: 3000 },
+  ).client(RegistryService);
 }
 
 async function verify(clientId: string, clientSecret: string) {

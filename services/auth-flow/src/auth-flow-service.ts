@@ -1,11 +1,15 @@
-import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
-import { AuthFlowService, type ProvisionTokenUserRequest } from '@gateway/contracts';
+import type { ServiceImpl } from '@connectrpc/connect';
+import {
+  AuthFlowService,
+  SessionIntrospectionService,
+  type ProvisionTokenUserRequest,
+} from '@gateway/contracts';
 import {
   callerDeadline,
-  combineRoutes,
-  createHealthRoutes,
+  createHealthImplementation,
+  implementationOf,
   type ReadinessProbe,
-  type ServiceRoutes,
+  type ServiceImplementation,
 } from '@gateway/rpc';
 import { createAccountService, type AccountService } from './account.js';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
@@ -13,6 +17,7 @@ import { createEnvironmentClients } from './environment-clients.js';
 import { createLoginFlow } from './login-flow.js';
 import { createLogoutFlow } from './logout-flow.js';
 import { createSessionHandoff } from './session-handoff.js';
+import { createSessionIntrospection } from './session-introspection.js';
 import { createUserAdmin, DEFAULT_PAGE_SIZE } from './user-admin.js';
 import { permissionsOf, provisionUser } from './users.js';
 
@@ -120,20 +125,26 @@ export type AuthFlowServiceOptions = {
   probeTimeoutMs: number;
 };
 
-/** The auth-flow service's Connect routes: AuthFlowService and the gRPC health service. */
-export function createAuthFlowRoutes(options: AuthFlowServiceOptions): ServiceRoutes {
+/**
+ * The auth-flow service, made once per process: AuthFlowService, SessionIntrospectionService
+ * (the edge's introspections that reach it together over the wire) and the gRPC health service.
+ */
+export function createAuthFlowImplementations(
+  options: AuthFlowServiceOptions,
+): ServiceImplementation[] {
   const { db, store } = options.deps;
   const probes: ReadinessProbe[] = [
     { name: 'postgres', check: () => db.ping(options.probeTimeoutMs) },
   ];
   if (store.kind === 'redis') probes.push({ name: 'redis', check: () => store.ping() });
-  return combineRoutes(
-    (router: ConnectRouter) =>
-      router.service(AuthFlowService, createAuthFlowServiceImpl(options.deps)),
-    createHealthRoutes({
+  const authFlow = createAuthFlowServiceImpl(options.deps);
+  return [
+    implementationOf(AuthFlowService, authFlow),
+    implementationOf(SessionIntrospectionService, createSessionIntrospection(authFlow)),
+    createHealthImplementation({
       serviceName: AuthFlowService.typeName,
       probes,
       probeTimeoutMs: options.probeTimeoutMs,
     }),
-  );
+  ];
 }

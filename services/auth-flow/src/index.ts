@@ -1,6 +1,6 @@
 export { authFlowMigrations } from './authflow-migrations.js';
 export {
-  createAuthFlowRoutes,
+  createAuthFlowImplementations,
   createAuthFlowServiceImpl,
   type AuthFlowServiceOptions,
 } from './auth-flow-service.js';

@@ -2,7 +2,6 @@
 // PostgreSQL for users and roles, Redis for transactions, handoffs and sessions (one server,
 // Sentinel or Cluster; in production checked to keep them over its restarts), and the
 // registry and onboarding services over HTTP/2.
-import { createClient } from '@connectrpc/connect';
 import { OnboardingService, RegistryService } from '@gateway/contracts';
 import {
   checkRedisKeepsSessions,
@@ -12,12 +11,11 @@ import {
   openRegistryChangeFeed,
   RedisNotDurableError,
 } from '@gateway/db';
-import { combineRoutes, createServiceTransport, runServiceProcess } from '@gateway/rpc';
+import { connectService, runServiceProcess } from '@gateway/rpc';
 import { authFlowDepsFromConfig } from './auth-flow-deps-from-config.js';
-import { createAuthFlowRoutes, createAuthFlowServiceImpl } from './auth-flow-service.js';
+import { createAuthFlowImplementations } from './auth-flow-service.js';
 import { cachingRegistryAnswers } from './registry-answers-cache.js';
 import { authFlowMigrations } from './authflow-migrations.js';
-import { createSessionIntrospectionRoutes } from './session-introspection-routes.js';
 import { createRedisAuthFlowStore } from './store/index.js';
 
 await runServiceProcess({
@@ -54,7 +52,7 @@ await runServiceProcess({
       });
     }
     const remote = (baseUrl: string | undefined) =>
-      createServiceTransport(
+      connectService(
         { kind: 'remote', baseUrl: baseUrl ?? '' },
         { timeoutMs: config.serviceCallTimeoutMs },
       );
@@ -70,17 +68,16 @@ await runServiceProcess({
       // uses (keyPrefix), and runs each script on the node of its keys' hash slot.
       store: createRedisAuthFlowStore(redis),
       registry: cachingRegistryAnswers(
-        createClient(RegistryService, remote(config.registryServiceUrl)),
+        remote(config.registryServiceUrl).client(RegistryService),
         feed,
       ),
-      onboarding: createClient(OnboardingService, remote(config.onboardingServiceUrl)),
+      onboarding: remote(config.onboardingServiceUrl).client(OnboardingService),
     });
     return {
-      routes: combineRoutes(
-        createAuthFlowRoutes({ deps, probeTimeoutMs: config.databaseTimeoutMs }),
-        // The edge's introspections that reach it together (services/edge, service-clients.ts).
-        createSessionIntrospectionRoutes(createAuthFlowServiceImpl(deps)),
-      ),
+      implementations: createAuthFlowImplementations({
+        deps,
+        probeTimeoutMs: config.databaseTimeoutMs,
+      }),
       close: async () => {
         await feed.close();
         redis.disconnect();

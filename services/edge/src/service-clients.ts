@@ -1,4 +1,4 @@
-import { createClient, type Client, type ServiceImpl, type Transport } from '@connectrpc/connect';
+import type { Client } from '@connectrpc/connect';
 import {
   AuthFlowService,
   Health,
@@ -7,27 +7,22 @@ import {
   RegistryService,
   SessionIntrospectionService,
 } from '@gateway/contracts';
-import { createDirectClient, createServiceTransport, type ServiceTarget } from '@gateway/rpc';
+import { connectService, type ServiceConnection, type ServiceTarget } from '@gateway/rpc';
 import { introspectingTogether } from './introspection-batches.js';
 
-type InProcessTarget = Extract<ServiceTarget, { kind: 'in-process' }>;
-
-/** Where the edge finds each internal service (in process, or over HTTP/2 in split mode). */
+/**
+ * Where the edge finds each internal service: in the all-in-one process its implementations
+ * (called directly), in split mode its address (HTTP/2).
+ */
 export type EdgeServiceTargets = {
   registry: ServiceTarget;
-  /**
-   * In the all-in-one process, with its implementation, which the edge then calls directly
-   * (createDirectClient): every introspection goes through this client, and Connect's router
-   * transport would encode and decode each call at many times the cost of the rest of it.
-   */
-  authFlow:
-    ServiceTarget | (InProcessTarget & { implementation: ServiceImpl<typeof AuthFlowService> });
+  authFlow: ServiceTarget;
   onboarding: ServiceTarget;
 };
 
 export type InternalServiceName = keyof EdgeServiceTargets;
 
-/** The Connect clients the edge's routes call. Later issues add each service's own client. */
+/** The Connect clients the edge's routes call. */
 export type EdgeClients = {
   health: Record<InternalServiceName, Client<typeof Health>>;
   registry: Client<typeof RegistryService>;
@@ -38,40 +33,27 @@ export type EdgeClients = {
 };
 
 export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number): EdgeClients {
-  const transports = {
-    registry: createServiceTransport(targets.registry, { timeoutMs }),
-    authFlow: createServiceTransport(targets.authFlow, { timeoutMs }),
-    onboarding: createServiceTransport(targets.onboarding, { timeoutMs }),
+  const connections = {
+    registry: connectService(targets.registry, { timeoutMs }),
+    authFlow: connectService(targets.authFlow, { timeoutMs }),
+    onboarding: connectService(targets.onboarding, { timeoutMs }),
   };
   return {
     health: {
-      registry: createClient(Health, transports.registry),
-      authFlow: createClient(Health, transports.authFlow),
-      onboarding: createClient(Health, transports.onboarding),
+      registry: connections.registry.client(Health),
+      authFlow: connections.authFlow.client(Health),
+      onboarding: connections.onboarding.client(Health),
     },
-    registry: createClient(RegistryService, transports.registry),
-    authFlow: authFlowClient(targets.authFlow, transports.authFlow, timeoutMs),
-    onboarding: createClient(OnboardingService, transports.onboarding),
-    profile: createClient(ProfileService, transports.onboarding),
+    registry: connections.registry.client(RegistryService),
+    authFlow: authFlowClient(connections.authFlow),
+    onboarding: connections.onboarding.client(OnboardingService),
+    profile: connections.onboarding.client(ProfileService),
   };
 }
 
-/**
- * In process: a direct client of the implementation, else through the router transport.
- * Over the wire: introspections of one turn together (introspection-batches.ts).
- */
-function authFlowClient(
-  target: EdgeServiceTargets['authFlow'],
-  transport: Transport,
-  timeoutMs: number,
-): Client<typeof AuthFlowService> {
-  if ('implementation' in target) {
-    return createDirectClient(AuthFlowService, target.implementation, {
-      serverInterceptors: target.serverInterceptors,
-      timeoutMs,
-    });
-  }
-  const client = createClient(AuthFlowService, transport);
-  if (target.kind === 'in-process') return client;
-  return introspectingTogether(client, createClient(SessionIntrospectionService, transport));
+/** Over the wire, the introspections of one turn go together (introspection-batches.ts). */
+function authFlowClient(connection: ServiceConnection): Client<typeof AuthFlowService> {
+  const client = connection.client(AuthFlowService);
+  if (connection.kind === 'in-process') return client;
+  return introspectingTogether(client, connection.client(SessionIntrospectionService));
 }

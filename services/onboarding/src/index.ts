@@ -1,2 +1,5 @@
 export { onboardingMigrations } from './onboarding-migrations.js';
-export { createOnboardingRoutes, type OnboardingServiceOptions } from './onboarding-service.js';
+export {
+  createOnboardingImplementations,
+  type OnboardingServiceOptions,
+} from './onboarding-service.js';

@@ -2,7 +2,7 @@
 import { createDatabase, migrateSchema } from '@gateway/db';
 import { runServiceProcess } from '@gateway/rpc';
 import { onboardingMigrations } from './onboarding-migrations.js';
-import { createOnboardingRoutes } from './onboarding-service.js';
+import { createOnboardingImplementations } from './onboarding-service.js';
 
 await runServiceProcess({
   service: 'onboarding',
@@ -15,7 +15,10 @@ await runServiceProcess({
     });
     await migrateSchema(db, onboardingMigrations);
     return {
-      routes: createOnboardingRoutes({ db, probeTimeoutMs: config.databaseTimeoutMs }),
+      implementations: createOnboardingImplementations({
+        db,
+        probeTimeoutMs: config.databaseTimeoutMs,
+      }),
       close: () => db.close(),
     };
   },

@@ -1,4 +1,4 @@
-import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import { OnboardingService, ProfileService } from '@gateway/contracts';
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
@@ -28,7 +28,11 @@ import {
 } from './platform-fields.js';
 import { applyIdentityClaims, profileClaimValues } from './profile-claims.js';
 import { createProfileServiceImpl } from './profile-service.js';
-import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
+import {
+  createHealthImplementation,
+  implementationOf,
+  type ServiceImplementation,
+} from '@gateway/rpc';
 import { SchemaCache } from './schema-cache.js';
 import { platformSchema, schemaVersions } from './schema-versions.js';
 
@@ -81,28 +85,30 @@ function statusMessage(status: OnboardingStatus) {
 const platformOf = (platformKey: string): string | undefined =>
   platformKey === '' ? undefined : platformKey;
 
-/** The onboarding service's Connect routes: OnboardingService and the gRPC health service. */
-export function createOnboardingRoutes(options: OnboardingServiceOptions): ServiceRoutes {
+/**
+ * The onboarding service, made once per process: OnboardingService, ProfileService (spec 2.5,
+ * 4.8: the signed-in user's own profile and avatar) and the gRPC health service.
+ */
+export function createOnboardingImplementations(
+  options: OnboardingServiceOptions,
+): ServiceImplementation[] {
   const { db } = options;
   const schemas = new SchemaCache(
     options.schemaCacheTtlMs === undefined ? {} : { ttlMs: options.schemaCacheTtlMs },
   );
-  return combineRoutes(
-    (router: ConnectRouter) =>
-      router.service(OnboardingService, {
-        ...userOnboardingRpcs(db, schemas),
-        ...platformFieldRpcs(db, schemas),
-        ...globalFieldRpcs(db, schemas),
-      }),
-    // Spec 2.5, 4.8: the signed-in user's own profile and avatar.
-    (router: ConnectRouter) =>
-      router.service(ProfileService, createProfileServiceImpl(db, schemas)),
-    createHealthRoutes({
+  return [
+    implementationOf(OnboardingService, {
+      ...userOnboardingRpcs(db, schemas),
+      ...platformFieldRpcs(db, schemas),
+      ...globalFieldRpcs(db, schemas),
+    }),
+    implementationOf(ProfileService, createProfileServiceImpl(db, schemas)),
+    createHealthImplementation({
       serviceName: OnboardingService.typeName,
       probes: [{ name: 'postgres', check: () => db.ping(options.probeTimeoutMs) }],
       probeTimeoutMs: options.probeTimeoutMs,
     }),
-  );
+  ];
 }
 
 type Rpcs = ServiceImpl<typeof OnboardingService>;

@@ -1,5 +1,5 @@
 export { registryMigrations } from './registry-migrations.js';
-export { createRegistryRoutes, type RegistryServiceOptions } from './registry-service.js';
+export { createRegistryImplementations, type RegistryServiceOptions } from './registry-service.js';
 export { registryDepsFromConfig } from './registry-deps-from-config.js';
 export { seedDeploymentEnvironment } from './identity-environments.js';
 export type { RegistryDeps } from './registry-deps.js';

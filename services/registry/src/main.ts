@@ -4,7 +4,7 @@ import { runServiceProcess } from '@gateway/rpc';
 import { seedDeploymentEnvironment } from './identity-environments.js';
 import { registryDepsFromConfig } from './registry-deps-from-config.js';
 import { registryMigrations } from './registry-migrations.js';
-import { createRegistryRoutes } from './registry-service.js';
+import { createRegistryImplementations } from './registry-service.js';
 
 await runServiceProcess({
   service: 'registry',
@@ -19,7 +19,7 @@ await runServiceProcess({
     const deps = registryDepsFromConfig(config, db);
     await seedDeploymentEnvironment(deps);
     return {
-      routes: createRegistryRoutes({
+      implementations: createRegistryImplementations({
         deps,
         probeTimeoutMs: config.databaseTimeoutMs,
         onBackgroundError: (error) =>

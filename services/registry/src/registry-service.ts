@@ -1,6 +1,10 @@
-import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import { RegistryService } from '@gateway/contracts';
-import { combineRoutes, createHealthRoutes, type ServiceRoutes } from '@gateway/rpc';
+import {
+  createHealthImplementation,
+  implementationOf,
+  type ServiceImplementation,
+} from '@gateway/rpc';
 import { auditRpcs } from './audit-rpcs.js';
 import { credentialRpcs } from './credential-rpcs.js';
 import { environmentRpcs } from './environment-rpcs.js';
@@ -29,16 +33,17 @@ export type RegistryServiceOptions = {
   onBackgroundError: (error: unknown) => void;
 };
 
-/** The registry service's Connect routes: RegistryService and the gRPC health service. */
-export function createRegistryRoutes(options: RegistryServiceOptions): ServiceRoutes {
+/** The registry service, made once per process: RegistryService and the gRPC health service. */
+export function createRegistryImplementations(
+  options: RegistryServiceOptions,
+): ServiceImplementation[] {
   const { db } = options.deps;
-  return combineRoutes(
-    (router: ConnectRouter) =>
-      router.service(RegistryService, createRegistryServiceImpl(options.deps, options)),
-    createHealthRoutes({
+  return [
+    implementationOf(RegistryService, createRegistryServiceImpl(options.deps, options)),
+    createHealthImplementation({
       serviceName: RegistryService.typeName,
       probes: [{ name: 'postgres', check: () => db.ping(options.probeTimeoutMs) }],
       probeTimeoutMs: options.probeTimeoutMs,
     }),
-  );
+  ];
 }

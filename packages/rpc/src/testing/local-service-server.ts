@@ -2,7 +2,8 @@ import type { Logger } from '@gateway/telemetry';
 import { createLogger } from '@gateway/telemetry';
 import { createMemoryLog } from '@gateway/telemetry/testing';
 import { startServiceServer, type ServiceServer } from '../service-server.js';
-import { createServiceInterceptors, type ServiceRoutes } from '../service-routes.js';
+import type { ServiceRoutes } from '../service-implementations.js';
+import { createServiceInterceptors } from '../service-interceptors.js';
 
 /**
  * A service server on 127.0.0.1 (a free port) with the services' own interceptors, as a

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient, createRouterTransport } from '@connectrpc/connect';
+import { routesOf } from '@gateway/rpc';
 import { RegistryService } from '@gateway/contracts';
 import { createLogger } from '@gateway/telemetry';
 import { startTestEdge, type TestEdge } from '../testing/edge-harness.js';
@@ -149,7 +150,7 @@ describe('a checkout where the console was never built', () => {
       baseUrl: 'http://localhost:8080',
       registry: createClient(
         RegistryService,
-        createRouterTransport((router) => edge.registry.routes(router)),
+        createRouterTransport(routesOf([edge.registry.implementation])),
       ),
       logger: createLogger({ service: 'test', level: 'silent' }),
       assetsDir: emptyDir,

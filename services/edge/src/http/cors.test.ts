@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createClient, createRouterTransport } from '@connectrpc/connect';
+import { routesOf } from '@gateway/rpc';
 import { RegistryService } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 import { createLogger } from '@gateway/telemetry';
@@ -175,7 +176,10 @@ describe('the allowlist cache', () => {
     const cors = createCors({
       corsOrigins: [ADMIN_UI],
       identityIssuer: 'https://id.example.test/api/auth/env/PROD',
-      registry: createClient(RegistryService, createRouterTransport(registry.routes)),
+      registry: createClient(
+        RegistryService,
+        createRouterTransport(routesOf([registry.implementation])),
+      ),
       logger,
       ttlMs: 30_000,
       now: () => now,

@@ -29,8 +29,8 @@ const NO_BACKOFF: PlatformAuthenticationLimitSettings = {
 };
 
 /**
- * The real edge app on a free port, its service clients wired through Connect's router
- * transport (with the services' interceptors) to the fake registry and auth-flow services (and
+ * The real edge app on a free port, its service clients calling the fake registry and
+ * auth-flow services in process (with the services' interceptors, as the all-in-one does; and
  * an onboarding stand-in for requirement versions).
  */
 export async function startTestEdge(
@@ -51,11 +51,7 @@ export async function startTestEdge(
   const config = loadConfig({ LOG_LEVEL: 'silent', SERVICE_CALL_TIMEOUT_MS: '3000', ...env });
   const target: ServiceTarget = {
     kind: 'in-process',
-    routes: (router) => {
-      registry.routes(router);
-      authFlow.routes(router);
-      onboarding.routes(router);
-    },
+    implementations: [registry.implementation, authFlow.implementation, onboarding.implementation],
     serverInterceptors: createServiceInterceptors(logger),
   };
   const clients = createEdgeClients(

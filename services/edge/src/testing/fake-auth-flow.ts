@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { implementationOf, type ServiceImplementation } from '@gateway/rpc';
 import {
   AuthFlowService,
   type CompleteLoginResponseSchema,
@@ -8,8 +9,8 @@ import {
 } from '@gateway/contracts';
 import type { GatewayError } from '@gateway/errors';
 
-// A stand-in AuthFlowService for the edge's tests, served over Connect's router transport
-// with the services' real interceptors. The real auth-flow service is being written in
+// A stand-in AuthFlowService for the edge's tests, called in process as the all-in-one calls
+// a service, with the services' real interceptors. The real auth-flow service is being written in
 // parallel; this fake answers with fixed, fully populated messages (each replaceable per
 // test) and records every call, so the edge's part of the login flow (validation, Basic
 // and cookie authentication, Origin checks, cookies, redirects and response mapping) can be
@@ -81,7 +82,7 @@ export function sampleIntrospection(): MessageInitShape<typeof IntrospectSession
 }
 
 export type FakeAuthFlow = {
-  routes: (router: ConnectRouter) => void;
+  implementation: ServiceImplementation;
   /** Every call in order: the method's local name and the request message. */
   calls: { method: AuthFlowMethod; request: Record<string, unknown> }[];
   /** Calls of one method, oldest first. */
@@ -131,7 +132,9 @@ export function createFakeAuthFlow(): FakeAuthFlow {
       fake.answers = samples();
       fake.introspectionsWaitFor = undefined;
     },
-    routes: (router) => router.service(AuthFlowService, implementation),
+    get implementation() {
+      return implementationOf(AuthFlowService, implementation);
+    },
   };
 
   const record = (method: AuthFlowMethod, request: object) => {

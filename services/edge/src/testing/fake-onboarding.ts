@@ -1,5 +1,5 @@
-import type { ConnectRouter } from '@connectrpc/connect';
 import { OnboardingService } from '@gateway/contracts';
+import { implementationOf } from '@gateway/rpc';
 
 /**
  * A stand-in for the onboarding service in the edge's route tests (which test the edge
@@ -10,14 +10,12 @@ export function createFakeOnboarding() {
   const versions = new Map<string, number>();
   return {
     versions,
-    routes(router: ConnectRouter): void {
-      router.service(OnboardingService, {
-        getRequirementVersions: (request) => ({
-          versions: Object.fromEntries(
-            request.platformKeys.map((key) => [key, versions.get(key) ?? 3]),
-          ),
-        }),
-      });
-    },
+    implementation: implementationOf(OnboardingService, {
+      getRequirementVersions: (request) => ({
+        versions: Object.fromEntries(
+          request.platformKeys.map((key) => [key, versions.get(key) ?? 3]),
+        ),
+      }),
+    }),
   };
 }

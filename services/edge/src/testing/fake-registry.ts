@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { implementationOf, type ServiceImplementation } from '@gateway/rpc';
 import {
   RegistryService,
   type AuditRecordSchema,
@@ -9,8 +10,8 @@ import {
 } from '@gateway/contracts';
 import { GatewayError } from '@gateway/errors';
 
-// A stand-in RegistryService for the edge's tests, served over Connect's router transport
-// with the services' real interceptors. The real registry service is being written in
+// A stand-in RegistryService for the edge's tests, called in process as the all-in-one calls
+// a service, with the services' real interceptors. The real registry service is being written in
 // parallel; this fake answers with fixed, fully populated messages and records every call,
 // so the edge's authentication, validation, mapping and CORS can be tested over real HTTP
 // now. End-to-end tests against the real registry live with the all-in-one gateway.
@@ -30,7 +31,7 @@ export type PlatformCredentialEntry = {
 };
 
 export type FakeRegistry = {
-  routes: (router: ConnectRouter) => void;
+  implementation: ServiceImplementation;
   /** Every call in order: the method's local name and the request message. */
   calls: { method: RegistryMethod; request: Record<string, unknown> }[];
   /** Calls of one method, oldest first. */
@@ -169,7 +170,9 @@ export function createFakeRegistry(): FakeRegistry {
       calls.length = 0;
       failure = undefined;
     },
-    routes: (router) => router.service(RegistryService, implementation),
+    get implementation() {
+      return implementationOf(RegistryService, implementation);
+    },
   };
 
   const record = (method: RegistryMethod, request: object) => {

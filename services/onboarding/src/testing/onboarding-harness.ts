@@ -2,14 +2,14 @@
 // an in-memory PGlite), called through Connect as the auth-flow service and the edge call it.
 // Several instances can run on the same data, each with its own schema cache (and, on
 // PostgreSQL, its own pool), as several onboarding processes do in split mode.
-import { createClient, type Client } from '@connectrpc/connect';
+import type { Client } from '@connectrpc/connect';
 import { OnboardingService, ProfileService } from '@gateway/contracts';
 import { createDatabase, migrateSchema, type Database, type DatabaseKind } from '@gateway/db';
-import { createServiceInterceptors, createServiceTransport } from '@gateway/rpc';
+import { connectService, createServiceInterceptors } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
 import { createTestDatabase, type TestDatabase } from '@gateway/testkit';
 import { onboardingMigrations } from '../onboarding-migrations.js';
-import { createOnboardingRoutes } from '../onboarding-service.js';
+import { createOnboardingImplementations } from '../onboarding-service.js';
 
 export type OnboardingInstance = {
   onboarding: Client<typeof OnboardingService>;
@@ -29,13 +29,13 @@ export type OnboardingHarness = {
 const logger = createLogger({ service: 'onboarding-test', level: 'silent' });
 
 function instanceOn(db: Database, schemaCacheTtlMs: number | undefined): OnboardingInstance {
-  const routes = createOnboardingRoutes({
+  const implementations = createOnboardingImplementations({
     db,
     probeTimeoutMs: 2_000,
     ...(schemaCacheTtlMs === undefined ? {} : { schemaCacheTtlMs }),
   });
-  const transport = createServiceTransport(
-    { kind: 'in-process', routes, serverInterceptors: createServiceInterceptors(logger) },
+  const connection = connectService(
+    { kind: 'in-process', implementations, serverInterceptors: createServiceInterceptors(logger) },
     { timeoutMs: 10_000 },
   );
   const statements: string[] = [];
@@ -44,8 +44,8 @@ function instanceOn(db: Database, schemaCacheTtlMs: number | undefined): Onboard
     if (recording) statements.push(query.sql);
   });
   return {
-    onboarding: createClient(OnboardingService, transport),
-    profiles: createClient(ProfileService, transport),
+    onboarding: connection.client(OnboardingService),
+    profiles: connection.client(ProfileService),
     db,
     async statementsOf(call) {
       statements.length = 0;

@@ -2,17 +2,21 @@
 import { describe, expect, it } from '@jest/globals';
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { SessionIntrospectionService } from '@gateway/contracts';
-import { createSessionIntrospectionRoutes } from './session-introspection-routes.js';
+import { implementationOf, routesOf } from '@gateway/rpc';
+import { createSessionIntrospection } from './session-introspection.js';
 
-/** The routes' client over Connect's router transport, with `introspectSession` behind it. */
+/** Its client as over the wire (Connect's router transport), with `introspectSession` behind it. */
 function clientOf(introspectSession: (request: { token: string }) => Promise<object>) {
+  const implementation = createSessionIntrospection({ introspectSession } as never);
   return createClient(
     SessionIntrospectionService,
-    createRouterTransport(createSessionIntrospectionRoutes({ introspectSession })),
+    createRouterTransport(
+      routesOf([implementationOf(SessionIntrospectionService, implementation)]),
+    ),
   );
 }
 
-describe('createSessionIntrospectionRoutes', () => {
+describe('createSessionIntrospection', () => {
   it('answers each session in the order of the request', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));

@@ -1,9 +1,6 @@
-import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
+import type { Interceptor } from '@connectrpc/connect';
 import { createErrorInterceptor } from '@gateway/errors';
 import { createServerTracingInterceptor, type Logger } from '@gateway/telemetry';
-
-/** What a service exposes: its Connect routes (its own service plus Health). */
-export type ServiceRoutes = (router: ConnectRouter) => void;
 
 /**
  * The interceptors every internal service runs, in process or over HTTP/2: tracing first
@@ -18,10 +15,4 @@ export function createServiceInterceptors(logger: Logger): Interceptor[] {
         logger.error({ err: error, procedure }, 'unexpected error'),
     }),
   ];
-}
-
-export function combineRoutes(...routes: ServiceRoutes[]): ServiceRoutes {
-  return (router) => {
-    for (const register of routes) register(router);
-  };
 }

@@ -1,17 +1,9 @@
 // The ways a caller reaches a service: one implementation with the services' own
-// interceptors, called over HTTP/2 (startServiceServer), through Connect's router transport
-// (createServiceTransport) and directly (createDirectClient), must answer alike.
+// interceptors, called over HTTP/2 (startServiceServer) and in process (connectService, which
+// hands the call straight to the implementation through createDirectClient), must answer alike.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { isMessage, toJson } from '@bufbuild/protobuf';
-import {
-  Code,
-  ConnectError,
-  createClient,
-  type Client,
-  type ConnectRouter,
-  type ServiceImpl,
-  type Transport,
-} from '@connectrpc/connect';
+import { Code, ConnectError, type Client, type ServiceImpl } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import {
   GetIdentityEnvironmentResponseSchema,
@@ -24,10 +16,15 @@ import { createLogger, shutdownTelemetry, startTelemetry } from '@gateway/teleme
 import { createMemoryLog, createMemorySpans, waitForSpans } from '@gateway/telemetry/testing';
 import { callerDeadline } from './caller-deadline.js';
 import { createDirectClient } from './direct-client.js';
-import { createHealthRoutes } from './health-service.js';
-import { combineRoutes, createServiceInterceptors, type ServiceRoutes } from './service-routes.js';
+import { createHealthImplementation } from './health-service.js';
+import { connectService } from './service-connection.js';
+import {
+  implementationOf,
+  routesOf,
+  type ServiceImplementation,
+} from './service-implementations.js';
+import { createServiceInterceptors } from './service-interceptors.js';
 import { startServiceServer, type ServiceServer } from './service-server.js';
-import { createServiceTransport } from './service-transport.js';
 import { startLocalServiceServer } from './testing/local-service-server.js';
 
 const GET_ENVIRONMENT = 'registry.v1.RegistryService/GetIdentityEnvironment';
@@ -79,15 +76,16 @@ const registryImpl: Partial<ServiceImpl<typeof RegistryService>> = {
   },
 };
 
-/** The registry's routes, with the real Health service next to it. */
-const routes: ServiceRoutes = combineRoutes(
-  (router: ConnectRouter) => router.service(RegistryService, registryImpl),
-  createHealthRoutes({
+/** The registry's implementation, with the real Health service next to it. */
+const implementations: readonly ServiceImplementation[] = [
+  implementationOf(RegistryService, registryImpl),
+  createHealthImplementation({
     serviceName: 'registry.v1.RegistryService',
     probes: [],
     probeTimeoutMs: 1_000,
   }),
-);
+];
+const routes = routesOf(implementations);
 
 const log = createMemoryLog();
 const logger = createLogger({ service: 'in-process-test', destination: log.destination });
@@ -95,27 +93,26 @@ const spans = createMemorySpans();
 
 const TIMEOUT_MS = 10_000;
 let server: ServiceServer;
-const modes = ['in-process', 'direct', 'remote'] as const;
+const modes = ['in-process', 'remote'] as const;
 type Mode = (typeof modes)[number];
 
-/** The transport of a mode other than `direct`, as createServiceTransport builds it. */
-function transportFor(mode: Exclude<Mode, 'direct'>, timeoutMs = TIMEOUT_MS): Transport {
+/** The connection of a mode, as connectService builds it. */
+function connectionFor(mode: Mode, timeoutMs = TIMEOUT_MS) {
   return mode === 'remote'
-    ? createServiceTransport({ kind: 'remote', baseUrl: server.url }, { timeoutMs })
-    : createServiceTransport(
-        { kind: 'in-process', routes, serverInterceptors: createServiceInterceptors(logger) },
+    ? connectService({ kind: 'remote', baseUrl: server.url }, { timeoutMs })
+    : connectService(
+        {
+          kind: 'in-process',
+          implementations,
+          serverInterceptors: createServiceInterceptors(logger),
+        },
         { timeoutMs },
       );
 }
 
 /** The registry's client in each of the ways a caller reaches it. */
 function registryClient(mode: Mode, timeoutMs = TIMEOUT_MS): Client<typeof RegistryService> {
-  return mode === 'direct'
-    ? createDirectClient(RegistryService, registryImpl, {
-        serverInterceptors: createServiceInterceptors(logger),
-        timeoutMs,
-      })
-    : createClient(RegistryService, transportFor(mode, timeoutMs));
+  return connectionFor(mode, timeoutMs).client(RegistryService);
 }
 
 const failureOf = (call: Promise<unknown>) =>
@@ -269,27 +266,30 @@ describe.each(modes)('the same answers in process and over HTTP/2 (%s)', (mode) 
   });
 });
 
-describe.each(['in-process', 'remote'] as const)('a transport (%s)', (mode) => {
+describe.each(modes)('a connection (%s)', (mode) => {
   it('answers Unimplemented for a service that is not served at all', async () => {
-    // Routes that serve Health only, as if the caller were pointed at the wrong service.
-    const healthOnly: ServiceRoutes = (router) => router.service(Health, {});
+    // A target that serves Health only, as if the caller were pointed at the wrong service.
+    const healthOnly = [implementationOf(Health, {})];
     const other =
       mode === 'remote'
-        ? await startLocalServiceServer(healthOnly, { service: 'in-process-test', logger })
+        ? await startLocalServiceServer(routesOf(healthOnly), {
+            service: 'in-process-test',
+            logger,
+          })
         : undefined;
     try {
-      const transport =
+      const connection =
         other === undefined
-          ? createServiceTransport(
+          ? connectService(
               {
                 kind: 'in-process',
-                routes: healthOnly,
+                implementations: healthOnly,
                 serverInterceptors: createServiceInterceptors(logger),
               },
               { timeoutMs: TIMEOUT_MS },
             )
-          : createServiceTransport({ kind: 'remote', baseUrl: other.url }, { timeoutMs: 5_000 });
-      const client = createClient(RegistryService, transport);
+          : connectService({ kind: 'remote', baseUrl: other.url }, { timeoutMs: 5_000 });
+      const client = connection.client(RegistryService);
       const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'X' }));
       expect((failure as ConnectError).code).toBe(Code.Unimplemented);
     } finally {
@@ -298,13 +298,13 @@ describe.each(['in-process', 'remote'] as const)('a transport (%s)', (mode) => {
   });
 
   it('serves the real Health service next to it', async () => {
-    const client = createClient(Health, transportFor(mode));
+    const client = connectionFor(mode).client(Health);
     const answer = await client.check({ service: 'registry.v1.RegistryService' });
     expect(answer.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
   });
 });
 
-describe('directly, in process and over HTTP/2 agree', () => {
+describe('in process and over HTTP/2 agree', () => {
   it.each([
     ['an answer', 'STAGING'],
     ['a GatewayError', 'INACTIVE'],
@@ -325,7 +325,6 @@ describe('directly, in process and over HTTP/2 agree', () => {
     };
     const remote = await outcome('remote');
     expect(await outcome('in-process')).toEqual(remote);
-    expect(await outcome('direct')).toEqual(remote);
   });
 });
 
@@ -354,7 +353,7 @@ describe('createDirectClient', () => {
     slowGate = deferred();
     try {
       const caller = new AbortController();
-      const call = registryClient('direct').getIdentityEnvironment(
+      const call = registryClient('in-process').getIdentityEnvironment(
         { environmentKey: 'SLOW' },
         { signal: caller.signal },
       );
@@ -374,7 +373,7 @@ describe('createDirectClient', () => {
       await new Promise((resolve) => setTimeout(resolve, 0));
       return timers();
     };
-    const client = registryClient('direct', 60_000);
+    const client = registryClient('in-process', 60_000);
     const before = await settledTimers();
 
     // While a call is under way its deadline is a timer (the check sees timers at all)...
@@ -396,10 +395,10 @@ describe('a service that cannot be reached', () => {
     const gone = await startLocalServiceServer(routes, { service: 'in-process-test', logger });
     const { url, port } = gone;
     await gone.close();
-    const client = createClient(
-      RegistryService,
-      createServiceTransport({ kind: 'remote', baseUrl: url }, { timeoutMs: TIMEOUT_MS }),
-    );
+    const client = connectService(
+      { kind: 'remote', baseUrl: url },
+      { timeoutMs: TIMEOUT_MS },
+    ).client(RegistryService);
     const failure = await failureOf(client.getIdentityEnvironment({ environmentKey: 'STAGING' }));
     // (connect-node answers UNAVAILABLE; under Jest it cannot recognise node's error objects
     // and answers INTERNAL with the refused connection as the cause, read the same way.)
