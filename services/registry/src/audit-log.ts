@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { Knex } from 'knex';
 import type { AuditKind } from '@gateway/contracts';
-import { toCount } from '@gateway/db';
+import { queryRows, toCount } from '@gateway/db';
 
 /** Who made a change (spec 2.15: audit record shape is the gateway's choice). */
 export type AuditActor = {
@@ -42,27 +42,32 @@ export type AuditRecordRow = {
 
 const table = 'registry.audit_records';
 
+const INSERT_AUDIT_RECORD = `insert into ${table}
+  (id, kind, actor, target_type, target_id, target_key, details, request_id, created_at)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
 /**
  * Appends an audit record. Called with the transaction of the change it records, so a change
  * and its record commit or roll back together; an event of another service (a sign-in, a
- * logout) is one insert on its own. Records are never updated. Details hold identifiers and
+ * logout) is one insert on its own, which every sign-in writes: one statement straight to
+ * node-postgres (queryRows, no query builder). Records are never updated. Details hold identifiers and
  * outcomes only, never secrets.
  */
 export async function appendAuditRecord(
   trx: Knex | Knex.Transaction,
   entry: AuditEntry,
 ): Promise<void> {
-  await trx(table).insert({
-    id: randomUUID(),
-    kind: entry.kind,
-    actor: JSON.stringify(entry.actor),
-    target_type: entry.target.type,
-    target_id: entry.target.id,
-    target_key: entry.target.key,
-    details: JSON.stringify(entry.details ?? {}),
-    request_id: entry.requestId,
-    created_at: new Date(),
-  });
+  await queryRows(trx, INSERT_AUDIT_RECORD, [
+    randomUUID(),
+    entry.kind,
+    JSON.stringify(entry.actor),
+    entry.target.type,
+    entry.target.id,
+    entry.target.key,
+    JSON.stringify(entry.details ?? {}),
+    entry.requestId,
+    new Date(),
+  ]);
 }
 
 /** What a page of the audit log is narrowed to; every filter given must match. */
