@@ -1,10 +1,22 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { dirname } from 'node:path';
-import { startGateway, startIdentityProvider, startSplit } from './gateway.js';
+import { dirname, join } from 'node:path';
+import { createTestDatabase, createTestRedis } from '@gateway/testkit';
+import {
+  checkOutBaselineBuild,
+  DEFAULT_BASELINE_REF,
+  existingBaselineBuild,
+  type BaselineBuild,
+} from './baseline-build.js';
+import {
+  startGateway,
+  startIdentityProvider,
+  startSplit,
+  type IdentityProvider,
+} from './gateway.js';
 import { measureOverload } from './overload.js';
 import { rssBytes } from './processes.js';
-import { addRatios, formatTable, formatTargets, round2 } from './report.js';
+import { addRatios, describeRefusalCost, formatTable, formatTargets, round2 } from './report.js';
 import { BenchRun, type BenchOptions, type BenchReport, type ScenarioName } from './run.js';
 import {
   checkIntrospection,
@@ -44,9 +56,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   try {
+    // Installed before anything is measured, so the install takes no CPU from a scenario.
+    const baselineBuild = await prepareBaselineBuild(run);
     await measureBaselines(run);
     await measurePeer(run);
-    if (GATEWAY_SCENARIOS.some(run.wanted)) await measureGateway(run);
+    if (GATEWAY_SCENARIOS.some(run.wanted)) await measureGateway(run, baselineBuild);
   } finally {
     await run.close();
     process.off('SIGINT', interrupted);
@@ -55,8 +69,55 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   return writeReport(run);
 }
 
+/**
+ * The build S4 is compared with: `--baseline-dir`, else a checkout of `--baseline-ref`
+ * (default: the baseline commit in full runs, none in quick runs; `none`: no comparison).
+ */
+async function prepareBaselineBuild(run: BenchRun): Promise<BaselineBuild | undefined> {
+  if (!run.wanted('signin')) return undefined;
+  const { baselineDir, quick } = run.options;
+  const ref = run.options.baselineRef ?? (quick ? 'none' : DEFAULT_BASELINE_REF);
+  if (baselineDir === undefined && ref === 'none') return undefined;
+  run.step(`S4 baseline build: ${baselineDir ?? `checking out and installing ${ref}`}`);
+  const build =
+    baselineDir === undefined
+      ? await checkOutBaselineBuild(ref, join(run.logDir, 'baseline-install.log'), (remove) =>
+          run.onClose(remove),
+        )
+      : await existingBaselineBuild(baselineDir);
+  run.report.settings.signInBaseline = { ref: build.ref, commit: build.commit };
+  run.step(`  S4 baseline build ${build.commit.slice(0, 12)} in ${build.dir}`);
+  return build;
+}
+
+/**
+ * S4 against another build's all-in-one gateway: the same identity provider and
+ * configuration, a database and Redis keys of its own (its schema is its own version's).
+ */
+async function measureBaselineSignIn(
+  run: BenchRun,
+  idp: IdentityProvider,
+  build: BaselineBuild,
+): Promise<void> {
+  const [db, redis] = await Promise.all([createTestDatabase(), createTestRedis()]);
+  run.onClose(async () => {
+    await redis.cleanup();
+    await db.drop();
+  });
+  const gateway = await startGateway(run, idp, {
+    name: 'gateway-baseline',
+    dir: build.dir,
+    dataEnv: { DATABASE_URL: db.url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: redis.keyPrefix },
+  });
+  await measureSignIn(run, gateway, idp, 'signin-baseline', {
+    baselineRef: build.ref,
+    baselineCommit: build.commit,
+  });
+  await run.stop(gateway.process);
+}
+
 /** S1-S6 against the all-in-one gateway, then S1 against the split deployment. */
-async function measureGateway(run: BenchRun): Promise<void> {
+async function measureGateway(run: BenchRun, baselineBuild?: BaselineBuild): Promise<void> {
   const { profile } = run;
   const idp = await startIdentityProvider(run);
   const gateway = await startGateway(run, idp);
@@ -93,8 +154,12 @@ async function measureGateway(run: BenchRun): Promise<void> {
       serverPids: [gatewayPid],
     });
   }
-  if (run.wanted('signin')) await measureSignIn(run, gateway, idp);
-  if (run.wanted('overload')) await measureOverload(run, gateway, requests);
+  if (run.wanted('signin')) {
+    await measureSignIn(run, gateway, idp);
+    // Right after, so both builds meet the machine in the same minute.
+    if (baselineBuild !== undefined) await measureBaselineSignIn(run, idp, baselineBuild);
+  }
+  if (run.wanted('overload')) await measureOverload(run, gateway, requests, [idp.process.pid]);
   if (run.wanted('memory')) await measureSessionBytes(run);
   run.report.settings.gatewayRssAtStartBytes = gateway.rssAtStartBytes;
   run.report.settings.gatewayRssAtEndBytes = await rssBytes(gatewayPid);
@@ -125,6 +190,7 @@ async function writeReport(run: BenchRun): Promise<BenchReport> {
   const log = run.options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   log(`\n${formatTable(report.results)}`);
   if (report.memory !== undefined) log(`\nmemory: ${JSON.stringify(report.memory)}`);
+  if (report.overload !== undefined) log(`\n${describeRefusalCost(report.overload)}`);
   log(`\ntargets:\n${formatTargets(report.targets)}`);
   for (const note of report.notes) log(`note: ${note}`);
   run.step(`written to ${run.out}`);

@@ -63,11 +63,15 @@ describe('checkTargets, throughput ratios', () => {
 
   it('judges all-in-one introspection against the baseline and the peer at each level', () => {
     const s1 = row('introspect-allinone', 50, { rps: 1_200 });
-    expect(check('S1 introspect all-in-one >= 1.2x baseline', [baseline, peer, s1])).toEqual({
-      target: 'S1 introspect all-in-one >= 1.2x baseline (c)',
+    expect(check('S1 introspect all-in-one >= 1.0x baseline', [baseline, peer, s1])).toEqual({
+      target: 'S1 introspect all-in-one >= 1.0x baseline (c)',
       value: '1.20x @50',
       holds: true,
     });
+    const below = row('introspect-allinone', 50, { rps: 990 });
+    expect(check('S1 introspect all-in-one >= 1.0x baseline', [baseline, below])?.holds).toBe(
+      false,
+    );
     // 1,200 / 900 = 1.33
     expect(check('S1 introspect all-in-one >= 1.3x the', [baseline, peer, s1])?.holds).toBe(true);
     const slow = row('introspect-allinone', 50, { rps: 1_150 });
@@ -89,40 +93,88 @@ describe('checkTargets, throughput ratios', () => {
 });
 
 describe("checkTargets, S4 against the identity provider's CPU", () => {
-  it('holds at 0.8x or less at every level', () => {
+  it('holds at 0.6x or less at every level', () => {
     const rows = [
-      row('signin', 5, { gatewayCpuMsPerSignIn: 1.6, identityCpuMsPerSignIn: 2 }),
+      row('signin', 5, { gatewayCpuMsPerSignIn: 1.2, identityCpuMsPerSignIn: 2 }),
       row('signin', 10, { gatewayCpuMsPerSignIn: 1.5, identityCpuMsPerSignIn: 3 }),
     ];
-    expect(check('S4', rows)).toMatchObject({
-      value: '0.80x (1.6 ms / 2 ms) @5, 0.50x (1.5 ms / 3 ms) @10',
+    expect(check('S4 gateway CPU per sign-in <= 0.6x the identity', rows)).toMatchObject({
+      value: '0.60x (1.2 ms / 2 ms) @5, 0.50x (1.5 ms / 3 ms) @10',
       holds: true,
     });
-    const costly = row('signin', 5, { gatewayCpuMsPerSignIn: 1.7, identityCpuMsPerSignIn: 2 });
-    expect(check('S4', [costly])?.holds).toBe(false);
+    const costly = row('signin', 5, { gatewayCpuMsPerSignIn: 1.3, identityCpuMsPerSignIn: 2 });
+    expect(check('S4 gateway CPU per sign-in <= 0.6x the identity', [costly])?.holds).toBe(false);
+  });
+});
+
+describe("checkTargets, S4 against the baseline build's CPU", () => {
+  const before = (connections: number, ms: number) =>
+    row('signin-baseline', connections, {
+      gatewayCpuMsPerSignIn: ms,
+      baselineRef: '3c5bade',
+      baselineCommit: '3c5bade1234',
+    });
+
+  it('holds at 0.67x or less at each connection count both builds were measured at', () => {
+    const rows = [
+      row('signin', 50, { gatewayCpuMsPerSignIn: 2.68 }),
+      row('signin', 100, { gatewayCpuMsPerSignIn: 2 }),
+      before(50, 4),
+      before(100, 4),
+    ];
+    expect(check('S4 gateway CPU per sign-in <= 0.67x the baseline', rows)).toEqual({
+      target: "S4 gateway CPU per sign-in <= 0.67x the baseline build's",
+      value: '0.67x (2.68 ms / 4 ms of 3c5bade) @50, 0.50x (2 ms / 4 ms of 3c5bade) @100',
+      holds: true,
+    });
+    const costly = [row('signin', 50, { gatewayCpuMsPerSignIn: 2.72 }), before(50, 4)];
+    expect(check('S4 gateway CPU per sign-in <= 0.67x the baseline', costly)?.holds).toBe(false);
+  });
+
+  it('is not judged without the baseline build measured', () => {
+    const rows = [row('signin', 50, { gatewayCpuMsPerSignIn: 2 })];
+    expect(check('S4 gateway CPU per sign-in <= 0.67x the baseline', rows)?.holds).toBeNull();
   });
 });
 
 describe('checkTargets, S5 overload', () => {
   const within = overloadRow(80, 0.8, { statusCounts: { '200': 240_000 } });
+  // r = 0.2: bounds (1 - 1.2 r)/(1 - r) = 0.95 at 120% and (1 - 2 r)/(1 - r) = 0.75 at 200%.
+  const judged = (extra120: Partial<ResultRow> = {}, extra200: Partial<ResultRow> = {}) => [
+    within,
+    overloadRow(120, 0.86, { refusalCostRatio: 0.2, servedBound: 0.95, ...extra120 }),
+    overloadRow(200, 0.68, {
+      refusalCostRatio: 0.2,
+      servedBound: 0.75,
+      cpuMsPerRefusal: 0.02,
+      cpuMsPerAnswerAtCapacity: 0.1,
+      ...extra200,
+    }),
+  ];
 
-  it('holds when enough is served, the rest refused properly, and RSS steady', () => {
-    const rows = [within, overloadRow(120, 0.92), overloadRow(200, 0.81)];
+  it('holds when refusals are cheap, enough is served, the rest refused properly, and RSS steady', () => {
+    const rows = judged();
+    expect(check('S5 a refusal costs', rows)).toEqual({
+      target: "S5 a refusal costs the gateway r <= 0.25 of an answer's CPU",
+      value: 'r = 0.200 (0.02 ms / 0.1 ms) @200%',
+      holds: true,
+    });
     expect(check('S5 serves', rows)).toMatchObject({
-      value: '0.92x @120%, 0.81x @200%',
+      value: '0.86x of bound 0.95x @120%, 0.68x of bound 0.75x @200%',
       holds: true,
     });
     expect(check('S5 refuses', rows)?.holds).toBe(true);
     expect(check('S5 RSS', rows)?.holds).toBe(true);
   });
 
-  it('judges the served share at each level against its own threshold', () => {
-    expect(check('S5 serves', [within, overloadRow(120, 0.89), overloadRow(200, 0.9)])?.holds).toBe(
-      false,
-    );
-    expect(
-      check('S5 serves', [within, overloadRow(120, 0.95), overloadRow(200, 0.79)])?.holds,
-    ).toBe(false);
+  it('does not hold when a refusal costs more than a quarter of an answer', () => {
+    const rows = judged({}, { refusalCostRatio: 0.26 });
+    expect(check('S5 a refusal costs', rows)?.holds).toBe(false);
+  });
+
+  it('judges the served share at each level against 0.9x of its own bound', () => {
+    expect(check('S5 serves', judged({ servedShareOfCapacity: 0.85 }))?.holds).toBe(false);
+    expect(check('S5 serves', judged({}, { servedShareOfCapacity: 0.67 }))?.holds).toBe(false);
   });
 
   it('does not hold with time-outs, unanswered requests or refusals without body or Retry-After', () => {
@@ -142,8 +194,10 @@ describe('checkTargets, S5 overload', () => {
     expect(check('S5 RSS', [overloadRow(120, 0.9, { rssGrowthPct: undefined })])?.holds).toBeNull();
   });
 
-  it('does not judge the level within capacity', () => {
+  it('does not judge the level within capacity, nor a served share without a bound', () => {
     expect(check('S5 serves', [within])?.holds).toBeNull();
+    expect(check('S5 a refusal costs', [within])?.holds).toBeNull();
+    expect(check('S5 serves', [within, overloadRow(120, 0.9)])?.holds).toBeNull();
   });
 });
 
@@ -157,6 +211,8 @@ describe('checkTargets', () => {
       'S2',
       'S3',
       'S4',
+      'S4',
+      'S5',
       'S5',
       'S5',
       'S5',

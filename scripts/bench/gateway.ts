@@ -36,10 +36,24 @@ export async function startIdentityProvider(run: BenchRun): Promise<IdentityProv
   return { ...ready, process: child };
 }
 
-/** Starts the all-in-one gateway and creates the platform, its BFF key and a backend key. */
+/** Another build of the all-in-one gateway: its checkout and the data it gets of its own. */
+export type OtherBuild = {
+  /** The process's name in the logs. */
+  name: string;
+  /** The checkout it runs from (its own node_modules). */
+  dir: string;
+  /** DATABASE_URL, REDIS_URL and REDIS_KEY_PREFIX: its own schema version, its own keys. */
+  dataEnv: Record<string, string>;
+};
+
+/**
+ * Starts the all-in-one gateway (this repository's, or `build`'s with the same configuration)
+ * and creates the platform, its BFF key and a backend key.
+ */
 export async function startGateway(
   run: BenchRun,
   idp: IdentityProvider,
+  build?: OtherBuild,
 ): Promise<GatewayUnderTest> {
   const client = (id: string) => {
     const found = idp.clients.find((each) => each.clientId === id);
@@ -48,7 +62,7 @@ export async function startGateway(
   };
   const gatewayClient = client('test-gateway');
   const env = {
-    ...run.dataEnv,
+    ...(build?.dataEnv ?? run.dataEnv),
     NODE_ENV: 'production',
     LOG_LEVEL: run.options.logLevel ?? 'info',
     IDENTITY_ISSUER: idp.issuer,
@@ -68,11 +82,14 @@ export async function startGateway(
     RATE_LIMIT_SERVER_PER_IP: '0',
   };
   const port = await unusedLocalPort();
-  run.step('starting the all-in-one gateway (PostgreSQL + Redis)');
-  const child = run.start('gateway-allinone', 'services/all-in-one/src/gateway-main.ts', {
-    ...env,
-    PORT: String(port),
-  });
+  run.step(`starting the all-in-one gateway${build === undefined ? '' : ` of ${build.name}`}`);
+  const child = run.start(
+    build?.name ?? 'gateway-allinone',
+    'services/all-in-one/src/gateway-main.ts',
+    { ...env, PORT: String(port) },
+    [],
+    build?.dir,
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(url, [child]);
   const rssAtStartBytes = await rssBytes(child.pid);

@@ -1,11 +1,13 @@
 // `pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--seed-seconds <n>]
-//   [--log-level <level>] [--cpu-prof]`: see docs/benchmarks.md.
+//   [--log-level <level>] [--cpu-prof] [--baseline-ref <git-ref> | --baseline-dir <path>]`:
+//   see docs/benchmarks.md.
 import { parseArgs } from 'node:util';
 import { runBench, SCENARIOS, type ScenarioName } from './bench.js';
 
 const USAGE =
   'pnpm bench [--quick] [--out <file>] [--only <scenario,...>] [--seed-seconds <n>] ' +
-  `[--log-level <level>] [--cpu-prof]\nscenarios: ${SCENARIOS.join(', ')}\n`;
+  '[--log-level <level>] [--cpu-prof] [--baseline-ref <git-ref> | --baseline-dir <path>]\n' +
+  `scenarios: ${SCENARIOS.join(', ')}\n`;
 
 const { values } = parseArgs({
   options: {
@@ -15,6 +17,8 @@ const { values } = parseArgs({
     'seed-seconds': { type: 'string' },
     'log-level': { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    'baseline-ref': { type: 'string' },
+    'baseline-dir': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -38,6 +42,11 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
+if (values['baseline-ref'] !== undefined && values['baseline-dir'] !== undefined) {
+  process.stderr.write('--baseline-ref and --baseline-dir name the same build: give one\n');
+  process.exit(2);
+}
+
 try {
   const report = await runBench({
     quick: values.quick,
@@ -46,6 +55,8 @@ try {
     ...(seedSeconds === undefined ? {} : { seedSeconds }),
     ...(values['log-level'] === undefined ? {} : { logLevel: values['log-level'] }),
     cpuProf: values['cpu-prof'],
+    ...(values['baseline-ref'] === undefined ? {} : { baselineRef: values['baseline-ref'] }),
+    ...(values['baseline-dir'] === undefined ? {} : { baselineDir: values['baseline-dir'] }),
   });
   // Errors are never expected (S5's 503 refusals are expected answers, not errors): a run
   // with any fails, so --quick proves the harness works.

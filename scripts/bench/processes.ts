@@ -30,6 +30,8 @@ export function startTsxProcess(options: {
   env: NodeJS.ProcessEnv;
   logDir: string;
   nodeArgs?: string[];
+  /** Where it runs and resolves tsx and its packages from (default: the repository root). */
+  cwd?: string;
 }): BenchProcess {
   const logFile = join(options.logDir, `${options.name}.log`);
   const fd = openSync(logFile, 'w');
@@ -43,7 +45,7 @@ export function startTsxProcess(options: {
       options.entry,
       ...(options.args ?? []),
     ],
-    { cwd: repoRoot, env: options.env, stdio: ['ignore', fd, fd, 'ipc'] },
+    { cwd: options.cwd ?? repoRoot, env: options.env, stdio: ['ignore', fd, fd, 'ipc'] },
   );
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`${options.name} did not start`);
@@ -138,6 +140,8 @@ export function sampleRss(
 }
 
 export type Usage = {
+  /** The server processes' CPU over the run, in milliseconds. */
+  serverCpuMs: number;
   serverCpuPct: number;
   serverCpuMsPerRequest: number;
   loadGeneratorCpuPct: number;
@@ -156,6 +160,7 @@ export async function usageOver(
       const wallMs = Math.max(run.durationSeconds, 0.001) * 1000;
       const share = (ms: number) => Math.round((ms / wallMs) * 10_000) / 100;
       return {
+        serverCpuMs: server,
         serverCpuPct: share(server),
         serverCpuMsPerRequest: Math.round((server / Math.max(run.requests, 1)) * 100) / 100,
         loadGeneratorCpuPct: share((bench.user + bench.system) / 1000),

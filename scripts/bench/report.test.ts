@@ -1,7 +1,7 @@
 // The notes beside each row's figures, printed by `pnpm bench` and by to-markdown.ts for
 // docs/benchmarks.md: one list, so both say the same.
 import { describe, expect, it } from '@jest/globals';
-import { rowNotes, type ResultRow } from './report.js';
+import { describeRefusalCost, rowNotes, type ResultRow } from './report.js';
 
 const row = (extra: Partial<ResultRow>): ResultRow => ({
   name: 'overload',
@@ -25,7 +25,10 @@ describe('rowNotes', () => {
           offeredRps: 100.4,
           offeredPct: 120,
           servedShareOfCapacity: 0.93,
+          servedBound: 0.9524,
+          refusalCostRatio: 0.2,
           p99FromScheduleMs: 42.26,
+          refusalP99Ms: 3.14,
           rssGrowthPct: -1.5,
           serverCpuPct: 99.6,
         }),
@@ -33,16 +36,47 @@ describe('rowNotes', () => {
     ).toEqual([
       '200: 2000, 503: 1000',
       'offered 100/s (120%) open-loop',
-      '200s at 0.93x capacity',
+      '200s at 0.93x capacity, bound 0.95x (r 0.200)',
       'p99 from the schedule 42.3 ms',
+      'refusals p99 3.1 ms',
       'RSS −1.5%',
       'server 100% CPU',
     ]);
   });
 
-  it("gives the identity provider's CPU per sign-in", () => {
-    expect(rowNotes(row({ name: 'signin', identityCpuMsPerSignIn: 6.25 }))).toEqual([
+  it("gives the build, the identity provider's CPU and the Redis commands per sign-in", () => {
+    expect(
+      rowNotes(
+        row({
+          name: 'signin-baseline',
+          baselineCommit: '3c5bade1234',
+          identityCpuMsPerSignIn: 6.25,
+          redisCommandsPerSignIn: 14.26,
+          redisScriptsPerSignIn: 3,
+        }),
+      ),
+    ).toEqual([
+      'build 3c5bade',
       'identity provider 6.25 ms CPU/sign-in',
+      '14.3 Redis commands/sign-in (3.0 scripts)',
     ]);
+  });
+});
+
+describe('describeRefusalCost', () => {
+  it('names r, the CPU it comes from and the bounds it sets', () => {
+    expect(
+      describeRefusalCost({
+        cpuMsPerAnswer: 0.1,
+        cpuMsPerRefusal: 0.02,
+        refusalCostRatio: 0.2,
+        refusalCostFrom: '200%',
+        servedBounds: { '120%': 0.95, '200%': 0.75 },
+      }),
+    ).toBe(
+      'S5: a refusal costs the gateway r = 0.200 of an answer (0.02 ms / 0.1 ms of CPU, from ' +
+        'the 200% level and the capacity run); served-share bounds (1 − k·r)/(1 − r): ' +
+        '0.95x at 120%, 0.75x at 200%.',
+    );
   });
 });

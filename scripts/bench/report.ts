@@ -19,7 +19,10 @@ export type ResultRow = {
   serverCpuMsPerRequest?: number;
   /** CPU of the bench process (the load generator) during the run, % of one core. */
   loadGeneratorCpuPct?: number;
-  /** Scenario-specific figures (S2's codes, S4's CPU per sign-in, S5's offered load). */
+  /**
+   * Scenario-specific figures (S2's codes; S4's CPU and Redis commands per sign-in; S5's
+   * offered load, the cost of a refusal r and the served-share bound).
+   */
   [extra: string]: unknown;
 };
 
@@ -126,17 +129,34 @@ export function rowNotes(row: ResultRow): string[] {
     notes.push(`offered ${row.offeredRps.toFixed(0)}/s (${row.offeredPct}%) open-loop`);
   }
   if (typeof row.servedShareOfCapacity === 'number') {
-    notes.push(`200s at ${row.servedShareOfCapacity.toFixed(2)}x capacity`);
+    const bound =
+      typeof row.servedBound === 'number' && typeof row.refusalCostRatio === 'number'
+        ? `, bound ${row.servedBound.toFixed(2)}x (r ${row.refusalCostRatio.toFixed(3)})`
+        : '';
+    notes.push(`200s at ${row.servedShareOfCapacity.toFixed(2)}x capacity${bound}`);
   }
   if (typeof row.p99FromScheduleMs === 'number') {
     notes.push(`p99 from the schedule ${row.p99FromScheduleMs.toFixed(1)} ms`);
+  }
+  if (typeof row.refusalP99Ms === 'number' && (row.statusCounts['503'] ?? 0) > 0) {
+    notes.push(`refusals p99 ${row.refusalP99Ms.toFixed(1)} ms`);
   }
   if (typeof row.rssGrowthPct === 'number') {
     const sign = row.rssGrowthPct >= 0 ? '+' : '−';
     notes.push(`RSS ${sign}${Math.abs(row.rssGrowthPct).toFixed(1)}%`);
   }
+  if (typeof row.baselineCommit === 'string') {
+    notes.push(`build ${row.baselineCommit.slice(0, 7)}`);
+  }
   if (typeof row.identityCpuMsPerSignIn === 'number') {
     notes.push(`identity provider ${row.identityCpuMsPerSignIn.toFixed(2)} ms CPU/sign-in`);
+  }
+  if (typeof row.redisCommandsPerSignIn === 'number') {
+    const scripts =
+      typeof row.redisScriptsPerSignIn === 'number'
+        ? ` (${row.redisScriptsPerSignIn.toFixed(1)} scripts)`
+        : '';
+    notes.push(`${row.redisCommandsPerSignIn.toFixed(1)} Redis commands/sign-in${scripts}`);
   }
   if (typeof row.freshCodes === 'number') {
     notes.push(`${row.freshCodes} fresh codes in ${row.durationSeconds.toFixed(1)} s`);
@@ -147,6 +167,19 @@ export function rowNotes(row: ResultRow): string[] {
     notes.push(`load generator ${row.loadGeneratorCpuPct.toFixed(0)}% CPU`);
   }
   return notes;
+}
+
+/** One line on what a refusal costs and the bounds it sets (the bench's output, to-markdown). */
+export function describeRefusalCost(overload: Record<string, unknown>): string {
+  const bounds = Object.entries((overload.servedBounds ?? {}) as Record<string, number>)
+    .map(([pct, bound]) => `${bound.toFixed(2)}x at ${pct}`)
+    .join(', ');
+  return (
+    `S5: a refusal costs the gateway r = ${Number(overload.refusalCostRatio).toFixed(3)} of ` +
+    `an answer (${String(overload.cpuMsPerRefusal)} ms / ${String(overload.cpuMsPerAnswer)} ms ` +
+    `of CPU, from the ${String(overload.refusalCostFrom)} level and the capacity run); ` +
+    `served-share bounds (1 − k·r)/(1 − r): ${bounds}.`
+  );
 }
 
 /** The targets as a Markdown table. */

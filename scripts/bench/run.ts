@@ -42,6 +42,13 @@ export type BenchOptions = {
   seedSeconds?: number;
   logLevel?: string;
   cpuProf?: boolean;
+  /**
+   * The git ref of the build S4 is compared with (`none`: no comparison). Default: the
+   * baseline commit in full runs, none in quick runs.
+   */
+  baselineRef?: string;
+  /** An installed checkout to compare S4 with instead of checking one out. */
+  baselineDir?: string;
   log?: (line: string) => void;
 };
 
@@ -102,6 +109,8 @@ export type BenchReport = {
   results: ResultRow[];
   seeding?: Record<string, unknown>;
   memory?: Record<string, unknown>;
+  /** S5's cost of a refusal and the bounds it sets (overload.ts). */
+  overload?: Record<string, unknown>;
   targets?: TargetCheck[];
   notes: string[];
 };
@@ -128,6 +137,7 @@ export class BenchRun {
   readonly out: string;
   readonly logDir: string;
   private readonly started: BenchProcess[] = [];
+  private readonly cleanups: (() => Promise<void>)[] = [];
   private readonly begin = Date.now();
   private closing: Promise<void> | undefined;
 
@@ -205,12 +215,20 @@ export class BenchRun {
     );
   }
 
-  start(name: string, entry: string, env: Record<string, string>, args: string[] = []) {
+  /** Starts a TypeScript entry point of the repository, or of the checkout at `cwd`. */
+  start(
+    name: string,
+    entry: string,
+    env: Record<string, string>,
+    args: string[] = [],
+    cwd?: string,
+  ) {
     const profileDir = join(dirname(this.out), 'cpu-prof', name);
     const child = startTsxProcess({
       name,
       entry,
       args,
+      ...(cwd === undefined ? {} : { cwd }),
       env: { ...inheritedEnv(), ...env },
       logDir: this.logDir,
       nodeArgs: this.options.cpuProf === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
@@ -222,6 +240,11 @@ export class BenchRun {
   async stop(child: BenchProcess): Promise<void> {
     await child.stop();
     this.started.splice(this.started.indexOf(child), 1);
+  }
+
+  /** Runs `cleanup` at close(), after the processes stopped (the latest registered first). */
+  onClose(cleanup: () => Promise<void>): void {
+    this.cleanups.push(cleanup);
   }
 
   /** A warm-up (not recorded), then one measured closed-loop run per connection count. */
@@ -282,6 +305,7 @@ export class BenchRun {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const child of [...this.started].reverse()) await child.stop().catch(() => undefined);
+      for (const cleanup of [...this.cleanups].reverse()) await cleanup().catch(() => undefined);
       this.redis.disconnect();
       this.rawRedis.disconnect();
       await this.redisInfo.cleanup().catch(() => undefined);

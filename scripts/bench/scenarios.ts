@@ -250,16 +250,19 @@ export async function checkIntrospection(
 
 /**
  * S4: whole sign-ins with fresh browsers (start → the provider's login and consent pages →
- * callback → exchange). A request is a sign-in; the row carries the gateway's and the identity
- * provider's CPU per sign-in, measured over the same seconds.
+ * callback → exchange). A request is a sign-in; the row (named `name`: `signin`, or
+ * `signin-baseline` for another build) carries the gateway's and the identity provider's CPU
+ * per sign-in, measured over the same seconds, and the Redis commands per sign-in.
  */
 export async function measureSignIn(
   run: BenchRun,
   gateway: GatewayUnderTest,
   idp: IdentityProvider,
+  name = 'signin',
+  extra: Record<string, unknown> = {},
 ): Promise<void> {
   const { profile } = run;
-  run.step(`signin: fresh browsers, warm-up ${profile.signInWarmupSeconds}s`);
+  run.step(`${name}: fresh browsers, warm-up ${profile.signInWarmupSeconds}s`);
   let turn = 0;
   const wholeSignIn = async () => {
     turn += 1;
@@ -272,12 +275,14 @@ export async function measureSignIn(
   for (const connections of profile.costlyConnections) {
     const usage = await usageOver([gateway.process.pid]);
     const identityBefore = await cpuMs(idp.process.pid);
+    const redisBefore = await redisCalls(run.rawRedis);
     const loop = await closedLoop(connections, profile.measureSeconds, wholeSignIn);
+    const redisAfter = await redisCalls(run.rawRedis);
     const identityCpu = (await cpuMs(idp.process.pid)) - identityBefore;
     const cpu = await usage.done({ durationSeconds: loop.seconds, requests: loop.completed });
-    const identityCpuMsPerSignIn = round2(identityCpu / Math.max(loop.completed, 1));
+    const perSignIn = (value: number) => round2(value / Math.max(loop.completed, 1));
     run.addRow(
-      'signin',
+      name,
       connections,
       {
         rps: loop.completed / loop.seconds,
@@ -290,12 +295,33 @@ export async function measureSignIn(
       },
       {
         ...cpu,
+        ...extra,
         gatewayCpuMsPerSignIn: cpu.serverCpuMsPerRequest,
-        identityCpuMsPerSignIn,
+        identityCpuMsPerSignIn: perSignIn(identityCpu),
+        redisCommandsPerSignIn: perSignIn(redisAfter.commands - redisBefore.commands),
+        redisScriptsPerSignIn: perSignIn(redisAfter.scripts - redisBefore.scripts),
         ...(loop.firstError === undefined ? {} : { firstError: loop.firstError }),
       },
     );
   }
+}
+
+/**
+ * Commands the Redis server has run so far (INFO commandstats, by every client of the server;
+ * a script's own calls count as commands too), without INFO itself, and the scripts among them.
+ */
+async function redisCalls(redis: BenchRun['rawRedis']) {
+  let commands = 0;
+  let scripts = 0;
+  for (const [, command = '', calls] of (await redis.info('commandstats')).matchAll(
+    /^cmdstat_([^:]+):calls=(\d+)/gm,
+  )) {
+    if (command === 'info') continue;
+    commands += Number(calls);
+    if (/^(eval|evalsha|eval_ro|evalsha_ro|fcall|fcall_ro)$/.test(command))
+      scripts += Number(calls);
+  }
+  return { commands, scripts };
 }
 
 /** `workers` loops calling `work` for `seconds`; the latency of each completed call. */
