@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient } from '@connectrpc/connect';
 import { RegistryService } from '@gateway/contracts';
-import { fromConnectError } from '@gateway/errors';
+import { fromConnectError, GatewayError } from '@gateway/errors';
 import { createRegistryRoutes, registryDepsFromConfig } from '@gateway/registry';
 import { createServiceTransport, createServiceInterceptors } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
@@ -89,9 +89,11 @@ function registryClient() {
   );
 }
 
+/** The registry's verdict: the credential, or UNAUTHORIZED (unknown id, or a wrong secret). */
 async function verify(clientId: string, clientSecret: string) {
   try {
-    return await registryClient().verifyPlatformCredential({ clientId, clientSecret });
+    const answer = await registryClient().verifyPlatformCredential({ clientId, clientSecret });
+    return answer.secretMatches ? answer : new GatewayError('UNAUTHORIZED', 'Wrong secret.');
   } catch (error) {
     return fromConnectError(error);
   }
