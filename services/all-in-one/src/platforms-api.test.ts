@@ -99,6 +99,17 @@ async function verify(clientId: string, clientSecret: string) {
   }
 }
 
+/** An introspection through the edge with a key: its status (200 for any token once verified). */
+async function introspectWith(clientId: string, clientSecret: string): Promise<number> {
+  const authorization = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+  const answer = await t.call('POST', '/v1/auth/introspect', {
+    token: null,
+    headers: { authorization },
+    body: { token: 'gst_unknown' },
+  });
+  return answer.status;
+}
+
 async function auditKinds(targetKey: string): Promise<string[]> {
   const { body } = await t.call('GET', `/v1/audit-records?targetKey=${targetKey}&pageSize=100`);
   return (body.items ?? []).map((item) => String(item.kind));
@@ -366,6 +377,9 @@ describe('credentials', () => {
     expect(graceEnds - Date.now()).toBeLessThanOrEqual(60 * 60 * 1000);
     expect(await verify(key.clientId, key.clientSecret)).toMatchObject({ platformKey: 'SHOP' });
     expect(await verify(fresh.clientId, fresh.clientSecret)).toMatchObject({ platformKey: 'SHOP' });
+    // The edge checks both secrets of the client id itself during the grace period.
+    expect(await introspectWith(key.clientId, key.clientSecret)).toBe(200);
+    expect(await introspectWith(fresh.clientId, fresh.clientSecret)).toBe(200);
 
     const revoked = await t.call(
       'DELETE',
@@ -374,6 +388,9 @@ describe('credentials', () => {
     expect(revoked.status).toBe(200);
     expect(await verify(key.clientId, key.clientSecret)).toMatchObject({ code: 'UNAUTHORIZED' });
     expect(await verify(fresh.clientId, fresh.clientSecret)).toMatchObject({ platformKey: 'SHOP' });
+    // The revocation is announced: the edge forgets the old hash at once.
+    expect(await introspectWith(key.clientId, key.clientSecret)).toBe(401);
+    expect(await introspectWith(fresh.clientId, fresh.clientSecret)).toBe(200);
     key.clientSecret = fresh.clientSecret;
   });
 
