@@ -176,14 +176,14 @@ async function askRegistry(
   clientId: string,
   clientSecret: string,
 ): Promise<ClientIdKnowledge> {
-  let answer;
-  try {
-    answer = await registry.verifyPlatformCredential({ clientId, clientSecret });
-  } catch (error) {
-    const failure = fromConnectError(error);
-    if (failure instanceof GatewayError && failure.code === 'UNAUTHORIZED') return 'unknown';
-    throw failure;
-  }
+  const answer = await registry
+    .verifyPlatformCredential({ clientId, clientSecret })
+    .catch((error: unknown) => {
+      const failure = fromConnectError(error);
+      if (failure instanceof GatewayError && failure.code === 'UNAUTHORIZED') return undefined;
+      throw failure;
+    });
+  if (answer === undefined) return 'unknown';
   if (answer.kind !== 'bff' && answer.kind !== 'backend') {
     throw new Error(`Unknown credential kind from the registry: ${answer.kind}`);
   }
