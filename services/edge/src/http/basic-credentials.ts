@@ -3,6 +3,7 @@ import type { Client } from '@connectrpc/connect';
 import type { RegistryService } from '@gateway/contracts';
 import { FeedCache, type ChangeFeed } from '@gateway/db';
 import { fromConnectError, GatewayError } from '@gateway/errors';
+import { PLATFORM_AUTHENTICATION_LIMITS } from '../auth/platform-authentication-limits.js';
 
 /** `WWW-Authenticate` of every 401 answered for platform Basic credentials (RFC 7617). */
 export const BASIC_CHALLENGE = 'Basic realm="gateway"';
@@ -93,7 +94,7 @@ export function parseBasicCredentials(header: string | undefined): BasicCredenti
 export const CREDENTIAL_CACHE_TTL_MS = 10_000;
 
 /** An unknown client id is remembered this long (the back-off window) unless a change is announced. */
-export const UNKNOWN_CLIENT_ID_TTL_MS = 10 * 60_000;
+export const UNKNOWN_CLIENT_ID_TTL_MS = PLATFORM_AUTHENTICATION_LIMITS.windowMs;
 
 export type PlatformCredentialVerifier = {
   /**

@@ -191,9 +191,8 @@ describe('failed platform authentications (docs/operations.md, the back-off)', (
       }
     };
     await Promise.all([flood(0), flood(1), flood(2), platform()]);
-    // Load shedding may refuse some (503, retried by a platform); the back-off never does.
-    expect(legitimate.filter((status) => status !== 200 && status !== 503)).toEqual([]);
-    expect(legitimate.filter((status) => status === 200).length).toBeGreaterThan(0);
+    // Four requests in flight at most: under the bound, so every answer is the key's.
+    expect(legitimate.every((status) => status === 200)).toBe(true);
     expect(statuses.every((status) => [401, 429, 503].includes(status))).toBe(true);
     // One registry call per made-up id at most, and one for the platform's own key.
     expect(verifications(edge).length).toBeLessThanOrEqual(60 + 1);
