@@ -188,6 +188,7 @@ function sampleValue(name: string): string {
     IDENTITY_SERVICE_URL: 'http://identity:9000',
     IDENTITY_SERVICE_KEY: 'k'.repeat(40),
     PLATFORM_ADMIN_BOOTSTRAP_EMAILS: 'a@example.com,b@example.com',
+    ADMIN_POWER_CONSOLE_ONLY: 'true',
     AUTH_CALLBACK_URL: 'https://gw.example.com/v1/auth/callback',
     AUTH_HANDOFF_TTL_SECONDS: '90',
     CORS_ORIGINS: 'https://app.example.com,http://localhost:3000',

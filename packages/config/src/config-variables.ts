@@ -142,6 +142,14 @@ export const configVariables: readonly ConfigVariable[] = Object.freeze([
       '`platform_admin` on deployment-environment login.',
   ),
   variable(
+    'ADMIN_POWER_CONSOLE_ONLY',
+    'adminPowerConsoleOnly',
+    '`true`: only sessions signed in through an admin console platform (`adminConsole`) carry ' +
+      "their user's permissions. `false`: every deployment session carries its snapshot (spec " +
+      '2.6). `true` is the hardening for production (docs/operations.md).',
+    { default: 'false' },
+  ),
+  variable(
     'AUTH_CALLBACK_URL',
     'authCallbackUrl',
     "The gateway callback, `{base_url}/v1/auth/callback`. Redirect URI of every environment's " +

@@ -89,6 +89,7 @@ export const gatewayEnvSchema = z.object({
   PLATFORM_ADMIN_BOOTSTRAP_EMAILS: trimmed(
     checked(checkEmailList, 'must be a comma-separated list of e-mail addresses').default([]),
   ),
+  ADMIN_POWER_CONSOLE_ONLY: trimmed(flag().default(false)),
   AUTH_CALLBACK_URL: optional(checked(checkCallbackUrl, 'must be an absolute http(s) URL')),
   AUTH_HANDOFF_TTL_SECONDS: trimmed(integer(30, 300).default(60)),
   CORS_ORIGINS: trimmed(

@@ -33,6 +33,11 @@ export type GatewayConfig = {
   readonly identityServiceKey: string | undefined;
   /** Lower-cased e-mail addresses. */
   readonly platformAdminBootstrapEmails: readonly string[];
+  /**
+   * Hardening beyond the spec: only sessions created through an admin console platform (or
+   * at the gateway itself) carry their user's permissions.
+   */
+  readonly adminPowerConsoleOnly: boolean;
   /** `{baseUrl}/v1/auth/callback`, exactly as configured. */
   readonly authCallbackUrl: string;
   /** The callback URL without `/v1/auth/callback`, no trailing `/`. */
@@ -107,6 +112,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     identityServiceUrl: env.IDENTITY_SERVICE_URL,
     identityServiceKey: env.IDENTITY_SERVICE_KEY,
     platformAdminBootstrapEmails: Object.freeze(env.PLATFORM_ADMIN_BOOTSTRAP_EMAILS),
+    adminPowerConsoleOnly: env.ADMIN_POWER_CONSOLE_ONLY,
     authCallbackUrl,
     baseUrl: baseUrlOfCallback(authCallbackUrl),
     authHandoffTtlSeconds: env.AUTH_HANDOFF_TTL_SECONDS,

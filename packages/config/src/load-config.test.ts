@@ -42,6 +42,7 @@ describe('loadConfig defaults', () => {
       accessTokenAudience: 'http://localhost:8080',
       accessTokenMaxLifetimeSeconds: 86400,
       identityEnvironmentSecretKey: undefined,
+      adminPowerConsoleOnly: false,
       identityServiceUrl: undefined,
       identityServiceKey: undefined,
       platformAdminBootstrapEmails: [],
@@ -137,6 +138,7 @@ describe('empty values', () => {
       IDENTITY_SERVICE_URL: '',
       IDENTITY_SERVICE_KEY: '  ',
       PLATFORM_ADMIN_BOOTSTRAP_EMAILS: '',
+      ADMIN_POWER_CONSOLE_ONLY: ' ',
       AUTH_CALLBACK_URL: '',
       AUTH_HANDOFF_TTL_SECONDS: '',
       CORS_ORIGINS: '',
@@ -502,6 +504,15 @@ describe('URL settings', () => {
     for (const name of ['REDIS_TLS', 'REDIS_REQUIRE_PERSISTENCE']) {
       expect(ruleFor(name, { [name]: 'yes' })).toBe('must be one of true, false');
     }
+  });
+
+  it('ADMIN_POWER_CONSOLE_ONLY is off by default and takes true or false', () => {
+    expect(load({}).adminPowerConsoleOnly).toBe(false);
+    expect(load({ ADMIN_POWER_CONSOLE_ONLY: 'true' }).adminPowerConsoleOnly).toBe(true);
+    expect(load({ ADMIN_POWER_CONSOLE_ONLY: 'false' }).adminPowerConsoleOnly).toBe(false);
+    expect(ruleFor('ADMIN_POWER_CONSOLE_ONLY', { ADMIN_POWER_CONSOLE_ONLY: 'yes' })).toBe(
+      'must be one of true, false',
+    );
   });
 
   it('passes plain strings through', () => {

@@ -385,11 +385,11 @@ describe('start (the first run)', () => {
     );
   });
 
-  it('makes admin@example.com a platform_admin whose demo-platform session holds no admin power, and the printed token command opens the admin API', async () => {
+  it('makes admin@example.com a platform_admin whose demo-platform session carries its permissions, and the printed token command opens the admin API', async () => {
     const landed = await signIn(createCookieJar(), 'admin@example.com', 'admin-password');
     expect(landed.url).toBe(`${demo}/me`);
-    // DEMO is not an admin console: the exchange grants its session no permission.
-    expect(landed.page).not.toContain('platforms:admin');
+    // Spec 2.6, 4.4: the exchange answers the session's snapshot (ADMIN_POWER_CONSOLE_ONLY off).
+    expect(landed.page).toContain('platforms:admin');
 
     // What the banner tells an admin to run, followed as curl would.
     const command =

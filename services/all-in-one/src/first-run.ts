@@ -145,8 +145,8 @@ export function firstRunBanner(facts: {
     ...(admins.length === 0
       ? []
       : [
-          `  ${admins.map((account) => account.email).join(', ')} becomes platform_admin at sign-in. The demo platform is not an`,
-          `  admin console, so its sessions carry no admin power: use ${gatewayUrl}/admin/ or the token above.`,
+          `  ${admins.map((account) => account.email).join(', ')} becomes platform_admin at sign-in (admin console: ${gatewayUrl}/admin/).`,
+          '  ADMIN_POWER_CONSOLE_ONLY=true confines admin power to admin console platforms.',
         ]),
     '',
     `  Data: ${facts.dataDir} (the demo platform's key: ${facts.keyFile}).`,

@@ -13,8 +13,9 @@ import {
   type LoginSteps,
 } from './testing/login-steps.js';
 
-// What a platform's sessions may do (docs/decisions.md, admin consoles): only an admin
-// console's sessions carry their user's permissions, a retired platform's sessions end, and a
+// What a platform's sessions may do: a deployment admin's session carries its permission
+// snapshot through any platform (spec 2.6, 4.4, 5), or only through an admin console with
+// ADMIN_POWER_CONSOLE_ONLY (docs/decisions.md); a retired platform's sessions end; and a
 // handoff code is redeemed only by the key of the callback it was sent to. Over real HTTP,
 // with PostgreSQL, Redis-less login state and a real OpenID Provider.
 
@@ -22,6 +23,7 @@ const ADMIN_EMAIL = 'admin@example.test';
 const accounts = [
   { accountId: 'admin', email: ADMIN_EMAIL, emailVerified: true },
   { accountId: 'user-1', email: 'user-1@example.test', emailVerified: true },
+  { accountId: 'user-2', email: 'user-2@example.test', emailVerified: true },
 ];
 
 let t: GatewayUnderTest;
@@ -98,37 +100,75 @@ beforeAll(async () => {
   await createPlatform('RETIRED', 3200);
   await createPlatform('ARCHIVED', 3300);
   await createPlatform('PAIRED', 3400, ['/a/callback', '/b/callback']);
+  await createPlatform('CONFINED', 3500);
 });
 
 afterAll(async () => {
   await t.close();
 });
 
-describe('admin consoles', () => {
-  it("an admin's session through a platform that is not an admin console carries no admin power", async () => {
+const ADMIN_PERMISSIONS = ['platforms:admin', 'onboarding:schema:read', 'onboarding:schema:write'];
+
+/** The user id of an exchange answer. */
+const userIdOf = (exchanged: ApiResponse) => String((exchanged.body.user as { id: string }).id);
+
+/** Whether the session's cookie opens the admin API (spec 5): GET /v1/platforms. */
+async function listsPlatforms(call: GatewayUnderTest['call'], token: string) {
+  return (await call('GET', '/v1/platforms', withCookie(token))).status;
+}
+
+describe('admin power by default (spec 2.6, 3.3, 4.4, 5)', () => {
+  it("an admin's session through any deployment platform carries its snapshot and is an admin cookie", async () => {
     const { code, cookie } = await signIn('SHOP', 'admin');
     const exchanged = await steps.exchange(keyOf('SHOP'), code);
     expect(exchanged.status).toBe(200);
-    expect(exchanged.body.permissions).toEqual([]);
-    const origin = originOf(3000);
+    expect(exchanged.body.permissions).toEqual(expect.arrayContaining(ADMIN_PERMISSIONS));
     for (const token of [cookie, gatewayTokenOf(exchanged)]) {
-      const patch = await t.call('PATCH', '/v1/platforms/OTHER', {
-        ...withCookie(token, origin),
-        body: { displayName: 'Taken over' },
-      });
-      expect(patch.status).toBe(403);
-      expect(patch.body.code).toBe('FORBIDDEN');
-      const rotate = await t.call(
-        'POST',
-        `/v1/platforms/OTHER/credentials/${keyOf('OTHER').id}/rotate`,
-        { ...withCookie(token, origin), body: {} },
-      );
-      expect(rotate.status).toBe(403);
-      expect((await t.call('GET', '/v1/admin/users', withCookie(token))).status).toBe(403);
-      // Still a valid session of its user.
-      expect((await t.call('GET', '/v1/account/me', withCookie(token))).status).toBe(200);
+      expect(await listsPlatforms(t.call, token)).toBe(200);
     }
-    expect((await t.call('GET', '/v1/platforms/OTHER')).body.displayName).toBe('OTHER');
+    const patch = await t.call('PATCH', '/v1/platforms/OTHER', {
+      ...withCookie(cookie, originOf(3000)),
+      body: { displayName: 'Renamed by an admin' },
+    });
+    expect(patch.status).toBe(200);
+  });
+
+  it('a grant takes effect at the next sign-in; a revocation strips the live session at once', async () => {
+    const before = await signedInSession('OTHER', 'user-1');
+    expect(before.body.permissions).toEqual([]);
+    expect(await listsPlatforms(t.call, gatewayTokenOf(before))).toBe(403);
+
+    const userId = userIdOf(before);
+    const granted = await t.call('PUT', `/v1/admin/users/${userId}/roles/platform_admin`);
+    expect(granted.status).toBe(200);
+    // Spec 3.3: the session created before the grant stays without permissions.
+    expect(await listsPlatforms(t.call, gatewayTokenOf(before))).toBe(403);
+    const after = await signedInSession('OTHER', 'user-1');
+    expect(after.body.permissions).toEqual(expect.arrayContaining(ADMIN_PERMISSIONS));
+    expect(await listsPlatforms(t.call, gatewayTokenOf(after))).toBe(200);
+
+    const revoked = await t.call('DELETE', `/v1/admin/users/${userId}/roles/platform_admin`);
+    expect(revoked.status).toBe(200);
+    expect(await listsPlatforms(t.call, gatewayTokenOf(after))).toBe(403);
+    // Still a valid session of its user.
+    expect((await t.call('GET', '/v1/account/me', withCookie(gatewayTokenOf(after)))).status).toBe(
+      200,
+    );
+  });
+
+  it("the admin console's session is an admin cookie too", async () => {
+    const visit = await fetch(`${t.gateway.url}/admin/sign-in`, { redirect: 'manual' });
+    expect(visit.status).toBe(302);
+    const returnTo = new URL(visit.headers.get('location') ?? '').searchParams.get('returnTo');
+    const { landed } = await steps.signIn(t.provider, 'ADMIN_CONSOLE', returnTo ?? '/', 'admin');
+    expect(landed.status).toBe(302);
+    expect(await listsPlatforms(t.call, sessionCookieOf(landed.headers).token)).toBe(200);
+  });
+
+  it('a user who is not an admin gains nothing', async () => {
+    const user = await signedInSession('SHOP', 'user-1');
+    expect(user.body.permissions).toEqual([]);
+    expect(await listsPlatforms(t.call, gatewayTokenOf(user))).toBe(403);
   });
 
   it('setting adminConsole needs platforms:admin and rejects unknown properties', async () => {
@@ -145,31 +185,115 @@ describe('admin consoles', () => {
     expect(unknown.body.code).toBe('VALIDATION_ERROR');
     expect((await t.call('GET', '/v1/platforms/SHOP')).body.adminConsole).toBe(false);
   });
+});
+
+describe('with ADMIN_POWER_CONSOLE_ONLY=true (hardening beyond the spec)', () => {
+  // A second gateway on the same database with the setting; every step goes through it, so
+  // its change feed hears of its own registry changes.
+  let hardened: Awaited<ReturnType<GatewayUnderTest['startAnother']>>;
+  let hardenedSteps: LoginSteps;
+
+  beforeAll(async () => {
+    hardened = await t.startAnother({ ADMIN_POWER_CONSOLE_ONLY: 'true' });
+    hardenedSteps = loginSteps({
+      ...t,
+      call: hardened.call,
+      gateway: { ...t.gateway, url: hardened.url },
+    });
+  });
+
+  afterAll(async () => {
+    await hardened?.close();
+  });
+
+  /** A sign-in through the platform's default pair on the hardened gateway. */
+  async function hardenedSignIn(platformKey: string, accountId: string, returnTo = '/') {
+    const { landed } = await hardenedSteps.signIn(t.provider, platformKey, returnTo, accountId);
+    expect(landed.status).toBe(302);
+    return { code: handoffCodeOf(landed.location), cookie: sessionCookieOf(landed.headers).token };
+  }
+
+  it("an admin's session through a platform that is not an admin console carries no admin power", async () => {
+    const { code, cookie } = await hardenedSignIn('CONFINED', 'admin');
+    const exchanged = await hardenedSteps.exchange(keyOf('CONFINED'), code);
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body.permissions).toEqual([]);
+    const origin = originOf(3500);
+    for (const token of [cookie, gatewayTokenOf(exchanged)]) {
+      expect(await listsPlatforms(hardened.call, token)).toBe(403);
+      const patch = await hardened.call('PATCH', '/v1/platforms/OTHER', {
+        ...withCookie(token, origin),
+        body: { displayName: 'Taken over' },
+      });
+      expect(patch.status).toBe(403);
+      expect(patch.body.code).toBe('FORBIDDEN');
+      const rotate = await hardened.call(
+        'POST',
+        `/v1/platforms/OTHER/credentials/${keyOf('OTHER').id}/rotate`,
+        { ...withCookie(token, origin), body: {} },
+      );
+      expect(rotate.status).toBe(403);
+      expect((await hardened.call('GET', '/v1/admin/users', withCookie(token))).status).toBe(403);
+      // Still a valid session of its user.
+      expect((await hardened.call('GET', '/v1/account/me', withCookie(token))).status).toBe(200);
+    }
+  });
+
+  it('the admin console platform carries the snapshot; a grant or revocation works as by default', async () => {
+    const visit = await fetch(`${hardened.url}/admin/sign-in`, { redirect: 'manual' });
+    expect(visit.status).toBe(302);
+    const start = new URL(visit.headers.get('location') ?? '');
+    const returnTo = start.searchParams.get('returnTo') ?? '/admin/';
+    const consoleSession = await hardenedSignIn('ADMIN_CONSOLE', 'admin', returnTo);
+    expect(await listsPlatforms(hardened.call, consoleSession.cookie)).toBe(200);
+
+    const before = await hardenedSignIn('CONFINED', 'user-2');
+    const exchanged = await hardenedSteps.exchange(keyOf('CONFINED'), before.code);
+    const userId = userIdOf(exchanged);
+    expect(
+      (await hardened.call('PUT', `/v1/admin/users/${userId}/roles/platform_admin`)).status,
+    ).toBe(200);
+    const confined = await hardenedSignIn('CONFINED', 'user-2');
+    const confinedExchange = await hardenedSteps.exchange(keyOf('CONFINED'), confined.code);
+    expect(confinedExchange.body.permissions).toEqual([]);
+    expect(await listsPlatforms(hardened.call, confined.cookie)).toBe(403);
+    const viaConsole = await hardenedSignIn('ADMIN_CONSOLE', 'user-2', returnTo);
+    expect(await listsPlatforms(hardened.call, viaConsole.cookie)).toBe(200);
+
+    expect(
+      (await hardened.call('DELETE', `/v1/admin/users/${userId}/roles/platform_admin`)).status,
+    ).toBe(200);
+    expect(await listsPlatforms(hardened.call, viaConsole.cookie)).toBe(403);
+  });
 
   it("once an admin makes it an admin console (audited), a new sign-in's cookie is an admin credential", async () => {
-    const updated = await t.call('PATCH', '/v1/platforms/SHOP', { body: { adminConsole: true } });
+    const updated = await hardened.call('PATCH', '/v1/platforms/CONFINED', {
+      body: { adminConsole: true },
+    });
     expect(updated.status).toBe(200);
     expect((updated.body.platform as { adminConsole: boolean }).adminConsole).toBe(true);
-    const audit = await t.call('GET', '/v1/audit-records?kind=platform.updated&targetKey=SHOP');
+    const audit = await hardened.call(
+      'GET',
+      '/v1/audit-records?kind=platform.updated&targetKey=CONFINED',
+    );
     expect(audit.body.items?.[0]?.details).toMatchObject({
       adminConsole: { from: false, to: true },
     });
 
-    const { code, cookie } = await signIn('SHOP', 'admin');
-    const exchanged = await steps.exchange(keyOf('SHOP'), code);
-    expect(exchanged.body.permissions).toContain('platforms:admin');
-    expect((await t.call('GET', '/v1/admin/users', withCookie(cookie))).status).toBe(200);
-    const patch = await t.call('PATCH', '/v1/platforms/OTHER', {
-      ...withCookie(cookie, originOf(3000)),
+    const { code, cookie } = await hardenedSignIn('CONFINED', 'admin');
+    const exchanged = await hardenedSteps.exchange(keyOf('CONFINED'), code);
+    expect(exchanged.body.permissions).toEqual(expect.arrayContaining(ADMIN_PERMISSIONS));
+    expect((await hardened.call('GET', '/v1/admin/users', withCookie(cookie))).status).toBe(200);
+    const patch = await hardened.call('PATCH', '/v1/platforms/OTHER', {
+      ...withCookie(cookie, originOf(3500)),
       body: { displayName: 'Renamed by the console' },
     });
     expect(patch.status).toBe(200);
     // A user who is not an admin gains nothing from an admin console.
-    const user = await signedInSession('SHOP', 'user-1');
+    const { code: userCode } = await hardenedSignIn('CONFINED', 'user-1');
+    const user = await hardenedSteps.exchange(keyOf('CONFINED'), userCode);
     expect(user.body.permissions).toEqual([]);
-    expect((await t.call('GET', '/v1/admin/users', withCookie(gatewayTokenOf(user)))).status).toBe(
-      403,
-    );
+    expect(await listsPlatforms(hardened.call, gatewayTokenOf(user))).toBe(403);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RegistryService } from '@gateway/contracts';
-import { fromConnectError } from '@gateway/errors';
+import { fromConnectError, GatewayError } from '@gateway/errors';
 import { createRegistryImplementations, registryDepsFromConfig } from '@gateway/registry';
 import { connectService, createServiceInterceptors } from '@gateway/rpc';
 import { createLogger } from '@gateway/telemetry';
@@ -85,12 +85,25 @@ function registryClient() {
   ).client(RegistryService);
 }
 
+/** The registry's verdict: the credential, or UNAUTHORIZED (unknown id, or a wrong secret). */
 async function verify(clientId: string, clientSecret: string) {
   try {
-    return await registryClient().verifyPlatformCredential({ clientId, clientSecret });
+    const answer = await registryClient().verifyPlatformCredential({ clientId, clientSecret });
+    return answer.secretMatches ? answer : new GatewayError('UNAUTHORIZED', 'Wrong secret.');
   } catch (error) {
     return fromConnectError(error);
   }
+}
+
+/** An introspection through the edge with a key: its status (200 for any token once verified). */
+async function introspectWith(clientId: string, clientSecret: string): Promise<number> {
+  const authorization = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+  const answer = await t.call('POST', '/v1/auth/introspect', {
+    token: null,
+    headers: { authorization },
+    body: { token: 'gst_unknown' },
+  });
+  return answer.status;
 }
 
 async function auditKinds(targetKey: string): Promise<string[]> {
@@ -360,6 +373,9 @@ describe('credentials', () => {
     expect(graceEnds - Date.now()).toBeLessThanOrEqual(60 * 60 * 1000);
     expect(await verify(key.clientId, key.clientSecret)).toMatchObject({ platformKey: 'SHOP' });
     expect(await verify(fresh.clientId, fresh.clientSecret)).toMatchObject({ platformKey: 'SHOP' });
+    // The edge checks both secrets of the client id itself during the grace period.
+    expect(await introspectWith(key.clientId, key.clientSecret)).toBe(200);
+    expect(await introspectWith(fresh.clientId, fresh.clientSecret)).toBe(200);
 
     const revoked = await t.call(
       'DELETE',
@@ -368,6 +384,9 @@ describe('credentials', () => {
     expect(revoked.status).toBe(200);
     expect(await verify(key.clientId, key.clientSecret)).toMatchObject({ code: 'UNAUTHORIZED' });
     expect(await verify(fresh.clientId, fresh.clientSecret)).toMatchObject({ platformKey: 'SHOP' });
+    // The revocation is announced: the edge forgets the old hash at once.
+    expect(await introspectWith(key.clientId, key.clientSecret)).toBe(401);
+    expect(await introspectWith(fresh.clientId, fresh.clientSecret)).toBe(200);
     key.clientSecret = fresh.clientSecret;
   });
 

@@ -87,9 +87,9 @@ async function authenticateSession(
     userStatus(deps.db.knex, session.userId),
   );
   if (!active) throw unauthorized();
-  // A deactivated or archived platform's sessions end; only an admin console's carry
-  // permissions (docs/decisions.md).
-  const permissions = await exercisablePermissions(deps.registry, session);
+  // A deactivated or archived platform's sessions end; the session's snapshot is what it may
+  // exercise, only through an admin console with ADMIN_POWER_CONSOLE_ONLY (docs/decisions.md).
+  const permissions = await exercisablePermissions(deps.registry, session, deps.settings);
   if (permissions === undefined) throw unauthorized();
   if (permissions.length > 0) {
     await deps.securityAudit.adminCookieUsed({ ...session, permissions });

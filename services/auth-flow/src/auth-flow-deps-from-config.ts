@@ -50,6 +50,7 @@ export function authFlowDepsFromConfig(
       identityPostLogoutRedirectUri: config.identityPostLogoutRedirectUri,
       identityTimeoutMs: config.serviceCallTimeoutMs,
       deploymentIssuer: config.identityIssuer,
+      adminPowerConsoleOnly: config.adminPowerConsoleOnly,
     },
     identityService:
       config.identityServiceUrl === undefined || config.identityServiceKey === undefined

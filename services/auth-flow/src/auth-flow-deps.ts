@@ -24,6 +24,11 @@ export type AuthFlowSettings = {
   identityTimeoutMs: number;
   /** IDENTITY_ISSUER: the deployment environment's issuer; its users may hold roles. */
   deploymentIssuer: string;
+  /**
+   * ADMIN_POWER_CONSOLE_ONLY: only sessions of admin console platforms (and of the gateway
+   * itself) carry their permissions (platform-session-policy.ts).
+   */
+  adminPowerConsoleOnly: boolean;
 };
 
 /** Everything the auth-flow service needs, handed in by its main or the all-in-one process. */

@@ -1,5 +1,6 @@
 import type { Client } from '@connectrpc/connect';
 import type { RegistryService } from '@gateway/contracts';
+import type { AuthFlowSettings } from './auth-flow-deps.js';
 
 /** What the policy needs of a session: its platform, creation time and permission snapshot. */
 export type SessionOfPlatform = {
@@ -14,10 +15,14 @@ export type SessionOfPlatform = {
  *
  * A session created by a platform's login acts only while that platform is active and was
  * created after its last deactivation or archive (the registry records that instant in the
- * same transaction as the change). Its permissions count only when the platform is an admin
- * console (`adminConsole`): a platform that receives a platform_admin's gateway token cannot
- * use it as an admin credential (docs/decisions.md). A session signed in at the gateway
- * itself (no platform) keeps its snapshot (spec 2.6).
+ * same transaction as the change). It carries its permission snapshot (spec 2.6: taken at
+ * its creation, always empty outside the deployment environment; spec 3.3: emptied at once
+ * when platform_admin is revoked), whatever platform it came from: spec 5 accepts "a cookie
+ * session of a deployment-environment platform_admin" on admin endpoints, and spec 4.4's
+ * exchange answers the snapshot. With ADMIN_POWER_CONSOLE_ONLY (hardening beyond the spec,
+ * docs/decisions.md) only an admin console's sessions (`adminConsole`) carry it; the
+ * others exercise none. A session signed in at the gateway itself (no platform) always keeps
+ * its snapshot.
  *
  * The policy comes from the auth-flow's registry answers cache (registry-answers-cache.ts),
  * dropped whenever the change feed announces a registry change: a deactivation applies as
@@ -28,6 +33,7 @@ export type SessionOfPlatform = {
 export async function exercisablePermissions(
   registry: Pick<Client<typeof RegistryService>, 'getPlatformSessionPolicy'>,
   session: SessionOfPlatform,
+  settings: Pick<AuthFlowSettings, 'adminPowerConsoleOnly'>,
 ): Promise<string[] | undefined> {
   if (session.platformKey === null) return [...session.permissions];
   const policy = await registry.getPlatformSessionPolicy({ platformKey: session.platformKey });
@@ -35,5 +41,5 @@ export async function exercisablePermissions(
   if (session.createdAt !== undefined && session.createdAt < Number(policy.sessionsNotBeforeMs)) {
     return undefined;
   }
-  return policy.adminConsole ? [...session.permissions] : [];
+  return !settings.adminPowerConsoleOnly || policy.adminConsole ? [...session.permissions] : [];
 }

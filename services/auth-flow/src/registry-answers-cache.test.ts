@@ -24,19 +24,20 @@ function countingRegistry() {
 }
 
 const session = { platformKey: 'SHOP', createdAt: Date.now(), permissions: ['platforms:admin'] };
+const consoleOnly = { adminPowerConsoleOnly: true };
 
 describe('the session policy in the registry answers cache', () => {
   it('is read once, then served from the cache until a change is announced', async () => {
     const { state, registry } = countingRegistry();
     const feed = createLocalChangeFeed();
     const cached = cachingRegistryAnswers(registry, feed);
-    expect(await exercisablePermissions(cached, session)).toEqual([]);
-    expect(await exercisablePermissions(cached, session)).toEqual([]);
+    expect(await exercisablePermissions(cached, session, consoleOnly)).toEqual([]);
+    expect(await exercisablePermissions(cached, session, consoleOnly)).toEqual([]);
     expect(state.reads).toBe(1);
 
     state.active = false;
     await feed.announce();
-    expect(await exercisablePermissions(cached, session)).toBeUndefined();
+    expect(await exercisablePermissions(cached, session, consoleOnly)).toBeUndefined();
     expect(state.reads).toBe(2);
   });
 
@@ -44,8 +45,8 @@ describe('the session policy in the registry answers cache', () => {
     const { state, registry } = countingRegistry();
     const feed = { ...createLocalChangeFeed(), connected: false };
     const cached = cachingRegistryAnswers(registry, feed);
-    await exercisablePermissions(cached, session);
-    await exercisablePermissions(cached, session);
+    await exercisablePermissions(cached, session, consoleOnly);
+    await exercisablePermissions(cached, session, consoleOnly);
     expect(state.reads).toBe(2);
   });
 });

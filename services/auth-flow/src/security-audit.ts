@@ -71,7 +71,7 @@ export function createSecurityAudit(registry: Registry, now: () => number = Date
     logout: (session: AuditedSession) => append(logoutRecord(session)),
 
     /**
-     * A cookie session carrying admin permissions (those of an admin console's login) was
+     * A cookie session carrying admin permissions (its snapshot, platform-session-policy.ts) was
      * authenticated. Recorded at most once per session and hour by this process, so a
      * console's many calls do not each add a row.
      */

@@ -11,7 +11,10 @@ import { hashCredential } from './store/slot-tags.js';
 export type SessionHandoff = ReturnType<typeof createSessionHandoff>;
 
 /** What the exchange and introspection read: the store, the keyring and the registry. */
-type HandoffDeps = Pick<AuthFlowDeps, 'store' | 'keyring' | 'registry' | 'db' | 'userStatus'> & {
+type HandoffDeps = Pick<
+  AuthFlowDeps,
+  'store' | 'keyring' | 'registry' | 'db' | 'userStatus' | 'settings'
+> & {
   now: () => Date;
 };
 
@@ -45,16 +48,16 @@ const tooLate = () =>
  * the wrong key answers 404 and stays redeemable by the right one. The right key may repeat
  * the exchange until the code expires and gets the same answer (docs/decisions.md), so a
  * platform that got a 503 or no answer can retry. `permissions` are those the session can
- * exercise (docs/decisions.md): empty unless the platform is an admin console.
+ * exercise (platform-session-policy.ts): the session's snapshot.
  */
 async function exchange(deps: HandoffDeps, request: ExchangeRequest): Promise<ExchangeAnswer> {
   try {
     const { answer, repeated } = await redeem(deps, request);
-    const permissions = await exercisablePermissions(deps.registry, {
-      platformKey: answer.platformKey,
-      createdAt: undefined,
-      permissions: answer.permissions,
-    });
+    const permissions = await exercisablePermissions(
+      deps.registry,
+      { platformKey: answer.platformKey, createdAt: undefined, permissions: answer.permissions },
+      deps.settings,
+    );
     if (permissions === undefined) throw invalidCode();
     gatewayMetrics.recordHandoffRedemption(repeated ? 'repeated' : 'redeemed');
     return { ...answer, permissions };
@@ -105,7 +108,9 @@ async function introspectToken(deps: HandoffDeps, request: IntrospectRequest) {
   const session = await deps.store.getSession(hashCredential(request.token), deps.now().getTime());
   if (session === undefined || session.platformKey !== request.platformKey) return inactive;
   // A deactivated or archived platform's sessions are ended (docs/decisions.md).
-  if ((await exercisablePermissions(deps.registry, session)) === undefined) return inactive;
+  if ((await exercisablePermissions(deps.registry, session, deps.settings)) === undefined) {
+    return inactive;
+  }
   // Spec 4.5: a suspended or deleted user's sessions are inactive at once. The status comes
   // from the user-status watch while it is live, with no query; otherwise it is read by
   // primary key.

@@ -87,8 +87,10 @@ function rotatePlatformCredentialRpc(deps: RegistryDeps): Rpcs['rotatePlatformCr
 }
 
 /**
- * Checks a platform's client id and secret and names its platform and redirect pair; the
- * credential's last use is recorded in the background.
+ * Checks a platform's client id and secret and names its platform and redirect pair, with
+ * the stored secret hashes so that the edge can check further secrets of the client id
+ * without asking again (until a change is announced). A use is recorded in the background
+ * when the secret matches; an unknown client id is UNAUTHORIZED.
  */
 function verifyPlatformCredentialRpc(
   deps: RegistryDeps,
@@ -104,8 +106,23 @@ function verifyPlatformCredentialRpc(
       request.clientSecret,
       at,
     );
-    recordUse(verified.credential.id, at);
+    const { credential } = verified;
+    if (verified.secretMatches) recordUse(credential.id, at);
+    const previousValid =
+      credential.previous_secret_hash !== null &&
+      credential.previous_secret_expires_at !== null &&
+      credential.previous_secret_expires_at.getTime() > at.getTime();
     return {
+      secretMatches: verified.secretMatches,
+      secretHash: credential.secret_hash,
+      ...(previousValid
+        ? {
+            previousSecretHash: credential.previous_secret_hash ?? '',
+            previousSecretExpiresAtMs: BigInt(
+              credential.previous_secret_expires_at?.getTime() ?? 0,
+            ),
+          }
+        : {}),
       credentialId: verified.credential.id,
       kind: verified.credential.kind,
       platformId: verified.credential.platform_id,

@@ -101,12 +101,15 @@ export type VerifiedCredential = {
   platformKey: string;
   platformStatus: string;
   callbackUrl: string | null;
+  /** Whether the presented secret is the current one or, during its grace period, the previous. */
+  secretMatches: boolean;
 };
 
 /**
  * Checks Basic credentials of a platform backend: one indexed lookup by client id and one
  * SHA-256 compared in constant time, against the current secret and, during its grace
- * period, the previous one. Every failure is the same UNAUTHORIZED.
+ * period, the previous one. An unknown client id is UNAUTHORIZED; a known one answers the
+ * credential with `secretMatches`, so that the edge can check further guesses itself.
  */
 export async function verifyCredential(
   knex: Knex,
@@ -139,7 +142,7 @@ export async function verifyCredential(
         row.previous_secret_expires_at !== null &&
         row.previous_secret_expires_at.getTime() > now.getTime() &&
         tokenHashEquals(presented, row.previous_secret_hash)));
-  if (!matches || row === undefined) {
+  if (row === undefined) {
     throw new GatewayError('UNAUTHORIZED', 'Invalid platform credentials.');
   }
   const { platform_key, platform_status, callback_url, ...credential } = row;
@@ -148,6 +151,7 @@ export async function verifyCredential(
     platformKey: platform_key,
     platformStatus: platform_status,
     callbackUrl: callback_url,
+    secretMatches: matches,
   };
 }
 

@@ -42,6 +42,7 @@ export function testAuthFlowDeps(options: {
       identityPostLogoutRedirectUri: undefined,
       identityTimeoutMs: 1_000,
       deploymentIssuer: 'https://id.example.com',
+      adminPowerConsoleOnly: false,
     },
   };
 }

@@ -5,7 +5,7 @@ import { parseBasicCredentials } from '../http/basic-credentials.js';
 
 /**
  * Who presented refused platform credentials: the client id when one was readable. `limited`
- * when the attempt was refused by the back-off (429) without its credentials being verified.
+ * when the back-off answered the attempt 429 rather than 401.
  */
 export type FailedPlatformAuthentication = {
   clientId: string | undefined;

@@ -1,13 +1,9 @@
 /** Settings of the back-off after failed platform authentications (docs/decisions.md). */
 export type PlatformAuthenticationLimitSettings = {
-  /** Failures of one address, or for one client id, before the back-off starts; 0: no limit. */
+  /** Failures of one address, or for one client id, answered 401 in a window; 0: no limit. */
   failuresBeforeBackoff: number;
   /** How long failures are counted: a window opens with the first failure of its key. */
   windowMs: number;
-  /** The first back-off; each further failure doubles it. */
-  firstBackoffMs: number;
-  /** The longest back-off. */
-  maxBackoffMs: number;
   /** How many addresses and client ids are tracked each; the oldest go first beyond it. */
   maxKeys: number;
 };
@@ -15,42 +11,38 @@ export type PlatformAuthenticationLimitSettings = {
 export const PLATFORM_AUTHENTICATION_LIMITS: PlatformAuthenticationLimitSettings = {
   failuresBeforeBackoff: 10,
   windowMs: 10 * 60_000,
-  firstBackoffMs: 1000,
-  maxBackoffMs: 5 * 60_000,
   maxKeys: 10_000,
 };
 
-/** Why a platform authentication is refused without asking the registry. */
+/** Why a failed platform authentication is answered 429 rather than 401. */
 export type PlatformAuthenticationRefusal = {
   limit: 'address' | 'client_id';
+  /** Until the window of the key over its limit ends. */
   retryAfterSeconds: number;
 };
 
 export type PlatformAuthenticationLimits = {
   /**
-   * Whether an attempt from `address` may be verified. Refused (429): everything from an
-   * address in its back-off, and a client id in its back-off when the address has failed
-   * itself in its window. A refused attempt is a further failure of the key that refused it
-   * (its back-off doubles). `clientIdOf` is called only when the client id matters.
+   * Counts one failed authentication (credentials that did not verify) against its address
+   * and presented client id. Answers the refusal (429) when either is over its limit in its
+   * window, else undefined (401). Credentials that verify are never counted nor refused.
    */
-  check(
+  recordFailure(
     address: string,
-    clientIdOf: () => string | undefined,
+    clientId: string | undefined,
   ): PlatformAuthenticationRefusal | undefined;
-  /** Counts one refused credential (401) against its address and presented client id. */
-  recordFailure(address: string, clientId: string | undefined): void;
 };
 
-type FailureCount = { failures: number; windowEndsAt: number; blockedUntil: number };
+type FailureCount = { failures: number; windowEndsAt: number };
 
 /**
- * Failures counted per address and per presented client id, in this process. Only failures
- * count: a platform whose key is right is never refused for traffic of its own, and a
- * client id under attack blocks only the addresses that fail themselves, so its platform's
- * backends (which do not fail) go on while every attacking address gets one guess per
- * window. A success resets nothing: an attacker holding one valid key cannot buy more
- * guesses with it. Each decision is two map look-ups; with no failures in any open window
- * nothing is looked up at all.
+ * Failures counted per address and per presented client id, in this process, in fixed
+ * windows opened by each key's first failure. Only failures count and only failures are
+ * refused: the back-off decides how a guess that did not verify is answered (the first
+ * `failuresBeforeBackoff` of a window 401, the rest 429 until the window ends), never
+ * whether a request is verified, so a key that verifies is answered whatever other clients
+ * at its address or with its client id do. A refused guess counts but does not lengthen the
+ * window. Each decision is two map look-ups.
  */
 export function createPlatformAuthenticationLimits(
   settings: PlatformAuthenticationLimitSettings,
@@ -60,63 +52,41 @@ export function createPlatformAuthenticationLimits(
   const clientIds = new Map<string, FailureCount>();
   const enabled = settings.failuresBeforeBackoff > 0;
 
-  const live = (counts: Map<string, FailureCount>, key: string, at: number) => {
-    const count = counts.get(key);
-    if (count === undefined) return undefined;
-    if (count.windowEndsAt > at || count.blockedUntil > at) return count;
-    counts.delete(key);
-    return undefined;
-  };
-  const backOff = (count: FailureCount, at: number) => {
-    const beyond = count.failures - settings.failuresBeforeBackoff;
-    if (beyond < 0) return;
-    // 2 ** beyond overflows to Infinity long after the cap; Math.min keeps it finite.
-    const backoffMs = Math.min(settings.maxBackoffMs, settings.firstBackoffMs * 2 ** beyond);
-    count.blockedUntil = at + backoffMs;
-  };
   const fail = (counts: Map<string, FailureCount>, key: string, at: number) => {
-    let count = live(counts, key, at);
+    let count = counts.get(key);
+    if (count !== undefined && count.windowEndsAt <= at) {
+      counts.delete(key);
+      count = undefined;
+    }
     if (count === undefined) {
       if (counts.size >= settings.maxKeys) forgetOldest(counts);
-      count = { failures: 0, windowEndsAt: at + settings.windowMs, blockedUntil: 0 };
+      count = { failures: 0, windowEndsAt: at + settings.windowMs };
       counts.set(key, count);
     }
     count.failures += 1;
-    backOff(count, at);
-    return count;
+    return count.failures > settings.failuresBeforeBackoff ? count : undefined;
   };
-  const refusal = (
-    limit: PlatformAuthenticationRefusal['limit'],
-    count: FailureCount,
-    at: number,
-  ): PlatformAuthenticationRefusal => {
-    count.failures += 1;
-    backOff(count, at);
-    return { limit, retryAfterSeconds: Math.max(1, Math.ceil((count.blockedUntil - at) / 1000)) };
-  };
+  const retryAfterSeconds = (count: FailureCount, at: number) =>
+    Math.max(1, Math.ceil((count.windowEndsAt - at) / 1000));
 
   return {
-    check(address, clientIdOf) {
-      if (!enabled || addresses.size === 0) return undefined;
+    recordFailure(address, clientId) {
+      if (!enabled) return undefined;
       const at = now();
-      const failing = live(addresses, address, at);
-      if (failing === undefined) return undefined;
-      if (failing.blockedUntil > at) return refusal('address', failing, at);
-      const clientId = clientIds.size === 0 ? undefined : clientIdOf();
-      const attacked = clientId === undefined ? undefined : live(clientIds, clientId, at);
-      if (attacked !== undefined && attacked.blockedUntil > at) {
-        return refusal('client_id', attacked, at);
+      const byAddress = fail(addresses, address, at);
+      const byClientId = clientId === undefined ? undefined : fail(clientIds, clientId, at);
+      if (byClientId !== undefined && (byAddress === undefined || later(byClientId, byAddress))) {
+        return { limit: 'client_id', retryAfterSeconds: retryAfterSeconds(byClientId, at) };
+      }
+      if (byAddress !== undefined) {
+        return { limit: 'address', retryAfterSeconds: retryAfterSeconds(byAddress, at) };
       }
       return undefined;
     },
-    recordFailure(address, clientId) {
-      if (!enabled) return;
-      const at = now();
-      fail(addresses, address, at);
-      if (clientId !== undefined) fail(clientIds, clientId, at);
-    },
   };
 }
+
+const later = (a: FailureCount, b: FailureCount) => a.windowEndsAt > b.windowEndsAt;
 
 /**
  * Makes room for a new key: the oldest (insertion order) goes, in O(1) whatever the flood of

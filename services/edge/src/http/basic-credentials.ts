@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@connectrpc/connect';
 import type { RegistryService } from '@gateway/contracts';
 import { FeedCache, type ChangeFeed } from '@gateway/db';
 import { fromConnectError, GatewayError } from '@gateway/errors';
+import { PLATFORM_AUTHENTICATION_LIMITS } from '../auth/platform-authentication-limits.js';
 
 /** `WWW-Authenticate` of every 401 answered for platform Basic credentials (RFC 7617). */
 export const BASIC_CHALLENGE = 'Basic realm="gateway"';
@@ -85,8 +86,15 @@ export function parseBasicCredentials(header: string | undefined): BasicCredenti
   return { clientId, clientSecret };
 }
 
-/** Verified credentials are kept this long at most (a missed change announcement). */
+/**
+ * What the edge knows of a client id is kept this long at most (a missed change
+ * announcement) while the id is known: a key revoked, rotated or deleted, or a platform
+ * deactivated, stops working everywhere within it even then.
+ */
 export const CREDENTIAL_CACHE_TTL_MS = 10_000;
+
+/** An unknown client id is remembered this long (the back-off window) unless a change is announced. */
+export const UNKNOWN_CLIENT_ID_TTL_MS = PLATFORM_AUTHENTICATION_LIMITS.windowMs;
 
 export type PlatformCredentialVerifier = {
   /**
@@ -99,55 +107,116 @@ export type PlatformCredentialVerifier = {
   verify(authorization: string | undefined): Promise<PlatformCaller>;
 };
 
+/** What the registry said of one client id: enough to check its secrets here. */
+type KnownClientId = {
+  caller: PlatformCaller | 'inactive';
+  /** SHA-256 (base64url) of the current secret, as the registry stores it. */
+  secretHash: string;
+  previousSecretHash: string | undefined;
+  previousSecretExpiresAt: number;
+};
+
+type ClientIdKnowledge = KnownClientId | 'unknown';
+
 /**
- * Verifies Basic credentials with the registry. Platform backends introspect on
- * many of their own requests, so a verified answer is kept (keyed by the SHA-256 of the
- * header, never the secret itself) for up to 10 s and dropped at once when the change feed
- * announces a registry change (a key revoked, rotated or deleted, a platform deactivated).
- * Refusals are never kept: a wrong secret is asked of the registry every time.
+ * Verifies Basic credentials with what the registry says of their client id, kept per
+ * client id: the platform and redirect pair of the key, and the SHA-256 hashes of its
+ * current and (during its grace period) previous secret, which the registry stores. Issued
+ * secrets are 256-bit random, so one SHA-256 compared in constant time checks a presented
+ * secret here as well as in the registry. The first attempt with a client id asks the
+ * registry (which records a use when its secret matches); further attempts, right or wrong,
+ * are checked here while the knowledge is kept: up to 10 s for a known client id, for the
+ * back-off window for an unknown one, and dropped at once when the change feed announces a
+ * registry change (a key revoked, rotated or deleted, a platform deactivated). So a flood of
+ * wrong secrets costs the registry at most one call per known client id per 10 s, and a
+ * flood of made-up ids one call per id per window, whatever their rate. While the feed is
+ * disconnected nothing is kept and every attempt asks the registry.
  */
 export function createPlatformCredentialVerifier(
   registry: Client<typeof RegistryService>,
-  options: { feed: ChangeFeed; ttlMs?: number },
+  options: { feed: ChangeFeed; ttlMs?: number; unknownTtlMs?: number; now?: () => number },
 ): PlatformCredentialVerifier {
-  const cache = new FeedCache<PlatformCaller | 'inactive'>({
+  const now = options.now ?? Date.now;
+  const ttlMs = options.ttlMs ?? CREDENTIAL_CACHE_TTL_MS;
+  const unknownTtlMs = options.unknownTtlMs ?? UNKNOWN_CLIENT_ID_TTL_MS;
+  const cache = new FeedCache<ClientIdKnowledge>({
     feed: options.feed,
-    ttlMs: options.ttlMs ?? CREDENTIAL_CACHE_TTL_MS,
+    ttlMs: Math.max(ttlMs, unknownTtlMs),
     maxEntries: 10_000,
+    now,
   });
-  const ask = async (authorization: string | undefined): Promise<PlatformCaller | 'inactive'> => {
-    const answer = await registry.verifyPlatformCredential(parseBasicCredentials(authorization));
-    if (!answer.platformActive) return 'inactive';
-    if (answer.kind !== 'bff' && answer.kind !== 'backend') {
-      throw new Error(`Unknown credential kind from the registry: ${answer.kind}`);
-    }
-    return {
-      credentialId: answer.credentialId,
-      kind: answer.kind,
-      platformKey: answer.platformKey,
-      callbackUrl: answer.callbackUrl,
-    };
-  };
+  const expiresAt = (knowledge: ClientIdKnowledge) =>
+    now() + (knowledge === 'unknown' ? unknownTtlMs : ttlMs);
   return {
     async verify(authorization) {
-      let caller: PlatformCaller | 'inactive';
+      const { clientId, clientSecret } = parseBasicCredentials(authorization);
+      let knowledge: ClientIdKnowledge;
       try {
-        caller =
-          authorization === undefined || authorization.length > MAX_HEADER_LENGTH
-            ? await ask(authorization)
-            : await cache.get(createHash('sha256').update(authorization).digest('base64url'), () =>
-                ask(authorization),
-              );
+        knowledge = await cache.get(
+          clientId,
+          () => askRegistry(registry, clientId, clientSecret),
+          expiresAt,
+        );
       } catch (error) {
-        // The registry answers UNAUTHORIZED (through Connect) for unknown or wrong ones.
         throw fromConnectError(error);
       }
-      if (caller === 'inactive') {
+      if (knowledge === 'unknown' || !secretMatches(knowledge, clientSecret, now())) {
+        throw unauthorized('Invalid platform credentials.');
+      }
+      if (knowledge.caller === 'inactive') {
         throw unauthorized('The platform of these credentials is not active.');
       }
-      return caller;
+      return knowledge.caller;
     },
   };
+}
+
+/** The registry's knowledge of a client id; an unknown one (UNAUTHORIZED) is `unknown`. */
+async function askRegistry(
+  registry: Client<typeof RegistryService>,
+  clientId: string,
+  clientSecret: string,
+): Promise<ClientIdKnowledge> {
+  const answer = await registry
+    .verifyPlatformCredential({ clientId, clientSecret })
+    .catch((error: unknown) => {
+      const failure = fromConnectError(error);
+      if (failure instanceof GatewayError && failure.code === 'UNAUTHORIZED') return undefined;
+      throw failure;
+    });
+  if (answer === undefined) return 'unknown';
+  if (answer.kind !== 'bff' && answer.kind !== 'backend') {
+    throw new Error(`Unknown credential kind from the registry: ${answer.kind}`);
+  }
+  return {
+    caller: answer.platformActive
+      ? {
+          credentialId: answer.credentialId,
+          kind: answer.kind,
+          platformKey: answer.platformKey,
+          callbackUrl: answer.callbackUrl,
+        }
+      : 'inactive',
+    secretHash: answer.secretHash,
+    previousSecretHash: answer.previousSecretHash,
+    previousSecretExpiresAt: Number(answer.previousSecretExpiresAtMs),
+  };
+}
+
+/** The presented secret against the stored hashes, in constant time (as the registry does). */
+function secretMatches(known: KnownClientId, clientSecret: string, at: number): boolean {
+  const presented = createHash('sha256').update(clientSecret, 'utf8').digest();
+  const current = hashEquals(presented, known.secretHash);
+  const previous =
+    known.previousSecretHash !== undefined &&
+    known.previousSecretExpiresAt > at &&
+    hashEquals(presented, known.previousSecretHash);
+  return current || previous;
+}
+
+function hashEquals(presented: Buffer, storedBase64url: string): boolean {
+  const stored = Buffer.from(storedBase64url, 'base64url');
+  return stored.length === presented.length && timingSafeEqual(presented, stored);
 }
 
 /** A kind the operation does not accept: 403 FORBIDDEN (spec 4.4: a backend key on exchange). */

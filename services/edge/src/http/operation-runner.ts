@@ -7,7 +7,10 @@ import {
   presentedClientIdOf,
   type FailedPlatformAuthentications,
 } from '../auth/platform-authentication-failures.js';
-import type { PlatformAuthenticationLimits } from '../auth/platform-authentication-limits.js';
+import type {
+  PlatformAuthenticationLimits,
+  PlatformAuthenticationRefusal,
+} from '../auth/platform-authentication-limits.js';
 import type { UserAuthentication } from '../auth/user-authentication.js';
 import {
   basicChallengeFor,
@@ -94,11 +97,13 @@ type Stage = 'before-origin' | 'input' | 'rate-limit' | 'handler';
  * The one way through the edge for every `/v1` operation, whatever the request carries.
  * Before it, edge-server.ts has set the security headers, the request id, the trace span
  * (named by operationId) and credentialed CORS. Then, in this order: the cache policy (so
- * error answers carry it too), the back-off of failing platform callers, the Origin check of
- * cookie writes, the whole body (within the body deadline), load-shedding admission (a slot
- * is taken only once the body has arrived, from the share of the caller's credential and
- * address), rate limits, authentication, validation, the handler, and the answer its
- * response policy describes; failures through the one error writer (error-handler.ts).
+ * error answers carry it too), the Origin check of cookie writes, the whole body (within the
+ * body deadline), load-shedding admission (a slot is taken only once the body has arrived,
+ * from the share of the caller's credential and address), rate limits, authentication (for
+ * platform credentials that do not verify, the back-off decides between 401 and 429),
+ * validation, the handler, and the answer its response policy describes; failures through
+ * the one error writer (error-handler.ts). Every request gets one request log line, except
+ * refused platform credentials: they are counted and written once per key and window.
  * A refusal must cost far less than an answer (load-shedding.ts): a request that cannot be
  * admitted when it arrives is refused by edge-server.ts before anything else is spent on it
  * (a cross-origin one here, once it has its CORS headers); admission itself comes after the
@@ -127,7 +132,6 @@ async function runOperation(
     return;
   }
   try {
-    if (operation.auth.kind === 'platform') refuseFailingPlatformCaller(options, req, address);
     if (isCookieWriteOf(operation.auth, req)) {
       await assertAllowedOrigin(req.headers.origin, options.isAllowedOrigin);
     }
@@ -142,8 +146,8 @@ async function runOperation(
       await options.limiter.check(operation.rateLimit, req, address);
       stage = 'input';
     }
-    exchange.log();
     const caller = await authenticate(options, operation.auth, exchange, address, params);
+    exchange.log();
     const input = {
       query: operation.query
         ? parseInput(operation.query, parseQuery(exchange), 'query')
@@ -160,7 +164,9 @@ async function runOperation(
     const output = await operation.handler(input);
     writeAnswer(res, operation.response, output, () => sessionCookie.writeTo(res, options.cookie));
   } catch (error) {
-    exchange.log();
+    // Refused platform credentials get no request log line each: they are counted, and
+    // logged and audited once per key and window (platform-authentication-failures.ts).
+    if (!isPlatformAuthenticationRefusal(error)) exchange.log();
     await answerFailure(options, operation, exchange, error, { stage, sessionCookie });
   }
 }
@@ -176,15 +182,9 @@ async function authenticate(
     case 'public':
       return undefined;
     case 'platform':
-      return verifyPlatformCaller(options.credentials, req, res, auth.accept, () => {
-        const clientId = presentedClientIdOf(req.headers.authorization);
-        options.platformAuthenticationLimits?.recordFailure(address, clientId);
-        options.failedPlatformAuthentications?.recordFailedPlatformAuthentication({
-          clientId,
-          address,
-        });
-        gatewayMetrics.recordPlatformAuthenticationFailure('unauthorized');
-      });
+      return verifyPlatformCaller(options.credentials, req, res, auth.accept, () =>
+        countPlatformAuthenticationFailure(options, req, address),
+      );
     case 'admin':
       return options.authentication.requirePermission(req, res, auth.permission);
     case 'platform-schema':
@@ -199,37 +199,57 @@ async function authenticate(
 }
 
 /**
- * A platform caller in its back-off (platform-authentication-limits.ts) is refused before
- * its body is read and its credentials are verified: 429 RATE_LIMITED with Retry-After,
- * counted like a failed authentication in the audit log and the metric.
+ * Marks the refusal of platform credentials that did not verify (401, or 429 in the
+ * back-off): the answer the spec defines, without a request log line of its own.
  */
-function refuseFailingPlatformCaller(
+class PlatformAuthenticationRefused extends GatewayError {}
+
+/** A 429 of the back-off, with the RATE_LIMITED body and Retry-After of every 429. */
+class PlatformAuthenticationLimited extends RateLimitedError {}
+
+function isPlatformAuthenticationRefusal(error: unknown): boolean {
+  return (
+    error instanceof PlatformAuthenticationRefused || error instanceof PlatformAuthenticationLimited
+  );
+}
+
+/**
+ * Counts credentials that did not verify: against the back-off of their address and client
+ * id (platform-authentication-limits.ts), in the audit log and in the metric. The refusal
+ * when the back-off answers 429 for it, else undefined (401).
+ */
+function countPlatformAuthenticationFailure(
   options: OperationRunnerOptions,
   req: IncomingMessage,
   address: string,
-): void {
-  let clientId: string | undefined;
-  const clientIdOf = () => (clientId ??= presentedClientIdOf(req.headers.authorization));
-  const refusal = options.platformAuthenticationLimits?.check(address, clientIdOf);
-  if (refusal === undefined) return;
+): PlatformAuthenticationRefusal | undefined {
+  const clientId = presentedClientIdOf(req.headers.authorization);
+  const refusal = options.platformAuthenticationLimits?.recordFailure(address, clientId);
   options.failedPlatformAuthentications?.recordFailedPlatformAuthentication({
-    clientId: clientIdOf(),
+    clientId,
     address,
-    limited: true,
+    ...(refusal === undefined ? {} : { limited: true }),
   });
   gatewayMetrics.recordPlatformAuthenticationFailure(
-    refusal.limit === 'address' ? 'limited_address' : 'limited_client_id',
+    refusal === undefined
+      ? 'unauthorized'
+      : refusal.limit === 'address'
+        ? 'limited_address'
+        : 'limited_client_id',
   );
-  throw new RateLimitedError(refusal.retryAfterSeconds);
+  return refusal;
 }
 
-/** platformBasicAuth: 401 with the Basic challenge, 403 for a kind the operation refuses. */
+/**
+ * platformBasicAuth: 401 with the Basic challenge (spec 4.4, 7), or 429 once the back-off
+ * answers for credentials that did not verify; 403 for a kind the operation refuses.
+ */
 async function verifyPlatformCaller(
   credentials: PlatformCredentialVerifier,
   req: IncomingMessage,
   res: ServerResponse,
   accept: readonly PlatformCredentialKind[],
-  onRefused: () => void,
+  onRefused: () => PlatformAuthenticationRefusal | undefined,
 ): Promise<PlatformCaller> {
   let caller: PlatformCaller;
   try {
@@ -237,11 +257,11 @@ async function verifyPlatformCaller(
   } catch (error) {
     const failure = fromConnectError(error);
     const challenge = basicChallengeFor(failure);
-    if (challenge !== undefined) {
-      onRefused();
-      res.setHeader('WWW-Authenticate', challenge);
-    }
-    throw failure;
+    if (challenge === undefined) throw failure;
+    const refusal = onRefused();
+    if (refusal !== undefined) throw new PlatformAuthenticationLimited(refusal.retryAfterSeconds);
+    res.setHeader('WWW-Authenticate', challenge);
+    throw new PlatformAuthenticationRefused(failure.code, failure.message);
   }
   requireCredentialKind(caller, accept);
   return caller;

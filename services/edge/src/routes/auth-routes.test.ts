@@ -746,13 +746,33 @@ describe('verified platform credentials', () => {
     registerCredentials(edge);
   });
 
-  it('never keeps a refusal: a wrong secret is asked of the registry every time', async () => {
-    for (let i = 0; i < 2; i += 1) {
-      expectError(await introspectAs({ id: BACKEND.id, secret: 'wrong' }), 401, 'UNAUTHORIZED');
+  it('checks further secrets of a known client id itself: wrong ones cost no registry call', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      expectError(
+        await introspectAs({ id: BACKEND.id, secret: `wrong-${i}` }),
+        401,
+        'UNAUTHORIZED',
+      );
     }
-    expect(verifyCalls()).toHaveLength(2);
     // The right secret of the same key is not affected.
     expect((await introspectAs(BACKEND)).status).toBe(200);
+    expect(verifyCalls()).toHaveLength(1);
+  });
+
+  it('remembers an unknown client id until a registry change is announced', async () => {
+    const unknown = { id: 'gwc_not_yet', secret: 'gws_not_yet' };
+    for (let i = 0; i < 3; i += 1) expectError(await introspectAs(unknown), 401, 'UNAUTHORIZED');
+    expect(verifyCalls()).toHaveLength(1);
+    edge.registry.platformCredentials.set(unknown.id, {
+      clientSecret: unknown.secret,
+      kind: 'backend',
+      platformKey: 'SHOP',
+      platformActive: true,
+    });
+    await edge.changeFeed.announce();
+    expect((await introspectAs(unknown)).status).toBe(200);
+    expect(verifyCalls()).toHaveLength(2);
+    edge.registry.platformCredentials.delete(unknown.id);
   });
 });
 

@@ -23,8 +23,6 @@ export type TestEdge = {
 const NO_BACKOFF: PlatformAuthenticationLimitSettings = {
   failuresBeforeBackoff: 0,
   windowMs: 1,
-  firstBackoffMs: 1,
-  maxBackoffMs: 1,
   maxKeys: 1,
 };
 

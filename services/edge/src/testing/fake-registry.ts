@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { implementationOf, type ServiceImplementation } from '@gateway/rpc';
@@ -208,11 +209,14 @@ export function createFakeRegistry(): FakeRegistry {
     async verifyPlatformCredential(request) {
       record('verifyPlatformCredential', request);
       const entry = fake.platformCredentials.get(request.clientId);
-      if (entry === undefined || entry.clientSecret !== request.clientSecret) {
-        await fake.refusalsWaitFor;
-        throw new GatewayError('UNAUTHORIZED', 'Unknown or wrong platform credentials.');
+      const secretMatches = entry?.clientSecret === request.clientSecret;
+      if (!secretMatches) await fake.refusalsWaitFor;
+      if (entry === undefined) {
+        throw new GatewayError('UNAUTHORIZED', 'Unknown platform credentials.');
       }
       return {
+        secretMatches,
+        secretHash: createHash('sha256').update(entry.clientSecret).digest('base64url'),
         credentialId: CREDENTIAL_ID,
         kind: entry.kind,
         platformId: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
