@@ -110,9 +110,9 @@ export type PlatformCredentialVerifier = {
 /** What the registry said of one client id: enough to check its secrets here. */
 type KnownClientId = {
   caller: PlatformCaller | 'inactive';
-  /** SHA-256 (base64url) of the current secret, as the registry stores it. */
-  secretHash: string;
-  previousSecretHash: string | undefined;
+  /** SHA-256 of the current secret, as the registry stores it (decoded once, here). */
+  secretHash: Buffer;
+  previousSecretHash: Buffer | undefined;
   previousSecretExpiresAt: number;
 };
 
@@ -197,8 +197,11 @@ async function askRegistry(
           callbackUrl: answer.callbackUrl,
         }
       : 'inactive',
-    secretHash: answer.secretHash,
-    previousSecretHash: answer.previousSecretHash,
+    secretHash: Buffer.from(answer.secretHash, 'base64url'),
+    previousSecretHash:
+      answer.previousSecretHash === undefined
+        ? undefined
+        : Buffer.from(answer.previousSecretHash, 'base64url'),
     previousSecretExpiresAt: Number(answer.previousSecretExpiresAtMs),
   };
 }
@@ -214,8 +217,7 @@ function secretMatches(known: KnownClientId, clientSecret: string, at: number): 
   return current || previous;
 }
 
-function hashEquals(presented: Buffer, storedBase64url: string): boolean {
-  const stored = Buffer.from(storedBase64url, 'base64url');
+function hashEquals(presented: Buffer, stored: Buffer): boolean {
   return stored.length === presented.length && timingSafeEqual(presented, stored);
 }
 
