@@ -179,6 +179,29 @@ describe('start:gateway (configured by environment only)', () => {
     expect(await readFile(join(folder, 'gateway.lock'), 'utf8')).toBe(lock);
   });
 
+  it('tells a second copy on a held data folder about the process that holds it, even when its port is taken too', async () => {
+    const folder = join(folders, 'held-and-port-taken');
+    await mkdir(folder);
+    const lock = JSON.stringify({ pid: process.pid, hostname: hostname() });
+    await writeFile(join(folder, 'gateway.lock'), lock);
+    const { port, server } = await takenPort();
+    try {
+      const run = startProcess('services/all-in-one/src/gateway-main.ts', {
+        ...validGatewayEnv,
+        PORT: String(port),
+        GATEWAY_DATA_DIR: folder,
+      });
+      expect(await exitCode(run.child)).toBe(1);
+      expect(run.output()).toContain(
+        `The data folder ${folder} is in use by another gateway process (pid ${process.pid}).`,
+      );
+      expect(run.output()).not.toContain('cannot listen');
+      expect(await readFile(join(folder, 'gateway.lock'), 'utf8')).toBe(lock);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('stops at start, naming each bad variable and never echoing a secret', async () => {
     const run = startProcess('services/all-in-one/src/gateway-main.ts', {
       IDENTITY_ISSUER: 'http://id.example.com',
