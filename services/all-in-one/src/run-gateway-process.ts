@@ -26,6 +26,7 @@ import {
   startTelemetry,
   type Logger,
 } from '@gateway/telemetry';
+import { describeIssuerFailure } from '@gateway/edge';
 import { allSchemaMigrations, startGateway, type RunningGateway } from './gateway-runtime.js';
 import {
   isPortUnavailable,
@@ -242,6 +243,25 @@ async function openRedis(
   return redis;
 }
 
+/**
+ * Asks IDENTITY_ISSUER for its discovery document once the gateway listens (an issuer served
+ * on the gateway's own origin answers by then), beside the rest of the start. One that does
+ * not answer stops nothing (spec 4.14: readiness checks the persistent store), but every
+ * sign-in would fail: a warning names the environment, the issuer and the error, and
+ * /health/ready's details report it until it answers.
+ */
+async function warnWhenIssuerUnreachable(gateway: RunningGateway, logger: Logger): Promise<void> {
+  const { environmentKey, issuer } = gateway.identityIssuer;
+  const state = await gateway.identityIssuer.check();
+  if (state.status !== 'unreachable') return;
+  logger.warn(
+    { environmentKey, issuer, error: describeIssuerFailure(state) },
+    `The identity issuer of environment ${environmentKey} (IDENTITY_ISSUER ${issuer}) does ` +
+      `not answer: ${describeIssuerFailure(state)}. The gateway runs, but sign-in fails until ` +
+      'it answers; /health/ready reports it in its details.',
+  );
+}
+
 async function startServing(context: {
   config: GatewayConfig;
   logger: Logger;
@@ -279,6 +299,7 @@ async function startServing(context: {
     },
     'gateway listening',
   );
+  void warnWhenIssuerUnreachable(gateway, logger);
   options.onStarted?.(gateway, config, logger);
   if (options.afterStart === undefined) return;
   const started = await options.afterStart(gateway, config, logger).catch((error: unknown) => {

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
 import type { Permission, Principal } from '../auth/principal.js';
 import type { UserCaller } from '../auth/user-authentication.js';
+import type { IdentityIssuerCheck } from '../identity-issuer-check.js';
 import type { EdgeClients } from '../service-clients.js';
 import type { PlatformCaller, PlatformCredentialKind } from './basic-credentials.js';
 import type { ErrorPageOptions } from './error-page.js';
@@ -92,6 +93,8 @@ export type EdgeServices = {
   baseUrl: string;
   /** How long readiness waits for each service. */
   probeTimeoutMs: number;
+  /** Whether the deployment identity issuer answers, for readiness's details. */
+  identityIssuer?: IdentityIssuerCheck;
 };
 
 export type OperationInput<
