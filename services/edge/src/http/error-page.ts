@@ -146,13 +146,15 @@ function issuesOf(error: GatewayError): Issue[] {
   );
 }
 
+// The wording of zod's own messages (operation.ts passes them on in the JSON body, which keeps
+// them as they are); a message of another shape is shown as it is.
 const UNRECOGNIZED_KEYS = /^Unrecognized keys?: (.*)$/;
 
 /** One issue in words, as HTML (every value escaped): `The parameter returnTo is missing.` */
 function describeIssue({ location, path, message }: Issue): string {
   const kind = location === 'query' ? 'parameter' : location === 'path' ? 'path part' : 'field';
   const unknown = UNRECOGNIZED_KEYS.exec(message);
-  if (unknown !== undefined && unknown !== null) {
+  if (unknown !== null) {
     const names = [...(unknown[1] ?? '').matchAll(/"([^"]*)"/g)].map((match) => match[1] ?? '');
     const list = names.map((name) => `<code>${escapeHtml(name)}</code>`).join(', ');
     return names.length === 1
