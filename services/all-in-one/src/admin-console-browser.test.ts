@@ -164,8 +164,21 @@ async function introspectWith(clientId: string, secret: string) {
 
 describe('the admin console in Chromium', () => {
   it('asks to sign in, signs the seeded admin in and lists the platform DEMO', async () => {
+    // Signed out, the console asks nothing it would be refused: no 401 in the browser console.
+    const problems: string[] = [];
+    const onConsole = (message: { type(): string; text(): string }) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    };
+    const onResponse = (response: { status(): number; url(): string }) => {
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+    };
+    page.on('console', onConsole);
+    page.on('response', onResponse);
     await page.goto(`${gateway}/admin/`);
     await page.getByRole('heading', { name: 'Sign in to the admin console' }).waitFor();
+    page.off('console', onConsole);
+    page.off('response', onResponse);
+    expect(problems).toEqual([]);
     await expectAccessible(page, 'sign-in');
     await snapshot(page, 'sign-in');
     await page.getByRole('link', { name: 'Sign in' }).click();
@@ -258,6 +271,10 @@ describe('the admin console in Chromium', () => {
     await alertShows('CONFLICT', 409, 'The platform already has a backend key.');
     await expectAccessible(page, 'platform');
     await snapshot(page, 'platform');
+    // Short labels in the rows; the key each acts on is in the button's name and title.
+    const rotate = page.getByRole('button', { name: `Rotate ${firstKey.clientId}`, exact: true });
+    expect(await rotate.innerText()).toBe('Rotate');
+    expect(await rotate.getAttribute('title')).toBe(`Rotate ${firstKey.clientId}`);
     await confirmIn(`Rotate ${firstKey.clientId}`, 'Rotate the key');
     await page.getByText('You will not see this secret again.').waitFor();
     const rotated = await page.getByTestId('issued-client-secret').innerText();
@@ -337,6 +354,29 @@ describe('the admin console in Chromium', () => {
     await page.locator('.audit summary').first().click();
     await expectAccessible(page, 'audit');
     await snapshot(page, 'audit');
+  });
+
+  it('names the user of a sign-in record by e-mail, the user id on hover and in the detail', async () => {
+    const answer = await embedded.admin(
+      'GET',
+      '/v1/audit-records?kind=auth.sign_in_succeeded&platform=SHOP&pageSize=1',
+    );
+    const { items } = (await answer.json()) as {
+      items: { actor: { subject: string; email: string | null } }[];
+    };
+    const userId = items[0]?.actor.subject ?? '';
+    expect(items[0]?.actor.email).toBeNull();
+    expect(userId).not.toBe('');
+    await page.goto(`${gateway}/admin/audit`);
+    await page.getByLabel('Kind').selectOption('auth.sign_in_succeeded');
+    await page.getByLabel('Platform', { exact: true }).selectOption('SHOP');
+    const record = page.locator('.audit li').first();
+    const actor = record.locator('summary span[title]');
+    await actor.filter({ hasText: 'alice@example.com' }).waitFor();
+    expect(await actor.getAttribute('title')).toBe(userId);
+    expect(await record.locator('summary').innerText()).not.toContain(userId);
+    await record.locator('summary').click();
+    expect(await record.locator('dl').innerText()).toContain(`subject ${userId}`);
   });
 
   it('offers every kind of audit record the API accepts in the Kind filter', async () => {

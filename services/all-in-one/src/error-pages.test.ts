@@ -68,7 +68,12 @@ describe.each(lanes)('login-flow refusals %s', (_lane, lane) => {
       expect(page.status).toBe(status);
       expect(page.type).toBe('text/html; charset=utf-8');
       expect(page.text).toContain(`<code>${code}</code>`);
-      expect(page.text).toContain(`<a href="${ACCOUNT_CENTER}">Go to your account</a>`);
+      if (path.startsWith('/v1/auth/start')) {
+        // Its visitor is usually signed out: the account page would be a dead end.
+        expect(page.text).not.toContain(ACCOUNT_CENTER);
+      } else {
+        expect(page.text).toContain(`<a href="${ACCOUNT_CENTER}">Go to your account</a>`);
+      }
 
       for (const accept of ['application/json', '*/*']) {
         const json = await browse(path, { ...lane, accept });
@@ -78,6 +83,106 @@ describe.each(lanes)('login-flow refusals %s', (_lane, lane) => {
       }
     },
   );
+});
+
+describe('a refused start (spec 4.1), for a signed-out visitor', () => {
+  const pair = (returnUrl: string, isDefault: boolean) => ({
+    label: isDefault ? 'web' : 'app',
+    returnUrl,
+    callbackUrl: 'http://localhost:3000/auth/callback',
+    isDefault,
+  });
+
+  beforeAll(async () => {
+    for (const [platformKey, displayName] of [
+      ['SHOP', 'Shop'],
+      ['CLOSED', 'Closed shop'],
+    ] as const) {
+      const created = await t.call('POST', '/v1/platforms', {
+        body: {
+          platformKey,
+          displayName,
+          redirectPairs: [
+            pair('http://localhost:3000/app', false),
+            pair('http://localhost:3000/', true),
+          ],
+        },
+      });
+      expect(created.status).toBe(201);
+    }
+    expect((await t.call('DELETE', '/v1/platforms/CLOSED')).status).toBe(200);
+  });
+
+  it('says what is missing in words, with advice and no link, when it names no platform', async () => {
+    const page = await browse('/v1/auth/start', { accept: BROWSER_ACCEPT });
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('The parameter <code>platformKey</code> is missing.');
+    expect(page.text).toContain('The parameter <code>returnTo</code> is missing.');
+    expect(page.text).toContain('Return to the site you came from and start again from there.');
+    expect(page.text).not.toContain('<a ');
+  });
+
+  it("leads back to a known active platform's registered home: its default pair's return URL, as stored", async () => {
+    const page = await browse(
+      '/v1/auth/start?platformKey=SHOP&returnTo=https%3A%2F%2Felsewhere.example',
+      {
+        accept: BROWSER_ACCEPT,
+      },
+    );
+    expect(page.status).toBe(403);
+    expect(page.text).toContain(
+      'Go back to <a href="http://localhost:3000">Shop</a> and sign in again from there.',
+    );
+    expect(page.text).not.toContain(ACCOUNT_CENTER);
+    const missing = await browse('/v1/auth/start?platformKey=SHOP', { accept: BROWSER_ACCEPT });
+    expect(missing.status).toBe(400);
+    expect(missing.text).toContain('The parameter <code>returnTo</code> is missing.');
+    expect(missing.text).toContain('<a href="http://localhost:3000">Shop</a>');
+  });
+
+  it.each([
+    ['an unknown platform', 'NOPE'],
+    ['an inactive platform', 'CLOSED'],
+  ])('offers advice and no link for %s', async (_name, platformKey) => {
+    const page = await browse(`/v1/auth/start?platformKey=${platformKey}&returnTo=%2F`, {
+      accept: BROWSER_ACCEPT,
+    });
+    expect(page.status).toBe(404);
+    expect(page.text).toContain('Unknown or inactive platform.');
+    expect(page.text).toContain('Return to the site you came from');
+    expect(page.text).not.toContain('<a ');
+  });
+
+  it('keeps the JSON answers as they were', async () => {
+    const missing = await browse('/v1/auth/start', { accept: 'application/json' });
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.text)).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'Invalid request query.',
+      details: {
+        issues: [
+          {
+            location: 'query',
+            path: 'platformKey',
+            message: 'Invalid input: expected string, received undefined',
+          },
+          {
+            location: 'query',
+            path: 'returnTo',
+            message: 'Invalid input: expected string, received undefined',
+          },
+        ],
+      },
+    });
+    const unknown = await browse('/v1/auth/start?platformKey=NOPE&returnTo=%2F', {
+      accept: 'application/json',
+    });
+    expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.text)).toEqual({
+      code: 'NOT_FOUND',
+      message: 'Unknown or inactive platform.',
+    });
+  });
 });
 
 describe('paths the gateway does not serve', () => {

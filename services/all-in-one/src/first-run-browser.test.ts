@@ -250,6 +250,65 @@ describe('the demo platform in Chromium', () => {
   });
 });
 
+describe("a newcomer's first visits in Chromium", () => {
+  /** What the browser would show in its console as an error, and every answer of 400 or more. */
+  function watchProblems(page: ChromiumPage): string[] {
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+    });
+    return problems;
+  }
+
+  it('visits the demo platform with no error in the console: it has an icon', async () => {
+    await browser.withPage('first-visit-demo', async (page) => {
+      const problems = watchProblems(page);
+      await page.goto(`${demo}/`);
+      await page.getByText('Sign in').first().waitFor();
+      // The icon the page names, and the one a browser asks for when a page names none.
+      const named = (await page.locator('link[rel="icon"]').getAttribute('href')) ?? '';
+      expect(named).not.toBe('');
+      for (const icon of [named, '/favicon.ico']) {
+        const answer = await page.goto(new URL(icon, demo).href);
+        expect(answer?.status()).toBe(200);
+        expect(answer?.headers()['content-type']).toMatch(/^image\/svg\+xml/);
+      }
+      await page.goto(`${demo}/`);
+      await page.getByText('Sign in').first().waitFor();
+      expect(problems).toEqual([]);
+    });
+  });
+
+  it('reads a refused start in words and follows its link back to the platform', async () => {
+    await browser.withPage('first-visit-bad-start', async (page) => {
+      await page.goto(`${gateway}/v1/auth/start?platformKey=DEMO`);
+      const main = page.locator('main');
+      await main.getByRole('heading', { name: 'This request is not valid' }).waitFor();
+      expect(await main.innerText()).toContain('The parameter returnTo is missing.');
+      expect(await main.innerText()).not.toContain('Go to your account');
+      await main.getByRole('link', { name: 'Demo platform' }).click();
+      await page.waitForURL((url) => url.origin === demo && url.pathname === '/');
+      await page.getByText('Sign in').first().waitFor();
+    });
+  });
+
+  it('reads a start that names no platform in words, with advice and no dead link', async () => {
+    await browser.withPage('first-visit-empty-start', async (page) => {
+      await page.goto(`${gateway}/v1/auth/start`);
+      const main = page.locator('main');
+      await main.getByRole('heading', { name: 'This request is not valid' }).waitFor();
+      const text = await main.innerText();
+      expect(text).toContain('The parameter platformKey is missing.');
+      expect(text).toContain('The parameter returnTo is missing.');
+      expect(text).toContain('Return to the site you came from and start again from there.');
+      expect(await main.getByRole('link').count()).toBe(0);
+    });
+  });
+});
+
 /** The SDK's default login-CSRF cookie (spec 4.4) and platform session cookie. */
 const PENDING_COOKIE = 'gw_login_pending';
 const SESSION_COOKIE = 'platform_session';

@@ -316,15 +316,14 @@ describe('start (the first run)', () => {
     const secrets = await readFile(join(dataDir, 'secrets.json'), 'utf8');
     const postmaster = join(dataDir, 'postmaster.pid');
     const postmasterBefore = existsSync(postmaster) ? (await stat(postmaster)).mtimeMs : undefined;
-    const second = startFirstRun({
-      PORT: String(await unusedLocalPort()),
-      DEMO_PLATFORM_PORT: String(await unusedLocalPort()),
-    });
+    // The same command again: the same folder and the same (taken) ports.
+    const second = startFirstRun();
     expect(await second.exited).toBe(1);
     expect(second.output()).toContain(
       `The data folder ${dataDir} is in use by another gateway process (pid ${first?.child.pid}).`,
     );
     expect(second.output()).not.toContain('embedded database');
+    expect(second.output()).not.toContain('cannot listen');
     expect(await readLock()).toBe(lock);
     expect(await readFile(join(dataDir, 'secrets.json'), 'utf8')).toBe(secrets);
     const postmasterAfter = existsSync(postmaster) ? (await stat(postmaster)).mtimeMs : undefined;

@@ -6,7 +6,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { variablesRequiredBy } from '@gateway/config';
-import { unusedLocalPort } from '@gateway/testkit';
+import { createTestDatabase, unusedLocalPort, waitFor } from '@gateway/testkit';
 
 // The processes behind `start` and `start:gateway`, started as a user starts them.
 const spawned: ChildProcess[] = [];
@@ -179,6 +179,29 @@ describe('start:gateway (configured by environment only)', () => {
     expect(await readFile(join(folder, 'gateway.lock'), 'utf8')).toBe(lock);
   });
 
+  it('tells a second copy on a held data folder about the process that holds it, even when its port is taken too', async () => {
+    const folder = join(folders, 'held-and-port-taken');
+    await mkdir(folder);
+    const lock = JSON.stringify({ pid: process.pid, hostname: hostname() });
+    await writeFile(join(folder, 'gateway.lock'), lock);
+    const { port, server } = await takenPort();
+    try {
+      const run = startProcess('services/all-in-one/src/gateway-main.ts', {
+        ...validGatewayEnv,
+        PORT: String(port),
+        GATEWAY_DATA_DIR: folder,
+      });
+      expect(await exitCode(run.child)).toBe(1);
+      expect(run.output()).toContain(
+        `The data folder ${folder} is in use by another gateway process (pid ${process.pid}).`,
+      );
+      expect(run.output()).not.toContain('cannot listen');
+      expect(await readFile(join(folder, 'gateway.lock'), 'utf8')).toBe(lock);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('stops at start, naming each bad variable and never echoing a secret', async () => {
     const run = startProcess('services/all-in-one/src/gateway-main.ts', {
       IDENTITY_ISSUER: 'http://id.example.com',
@@ -192,5 +215,68 @@ describe('start:gateway (configured by environment only)', () => {
     expect(output).toContain('IDENTITY_SERVICE_KEY');
     expect(output).not.toContain('too-short-secret');
     expect(output).not.toMatch(/\bat .*\.ts:\d+/); // no stack trace
+  });
+
+  it('starts with an identity issuer that does not answer, warns naming it and the error, and readiness reports it without changing its status', async () => {
+    const database = await createTestDatabase();
+    const port = await unusedLocalPort();
+    // Nothing listens there. (Port 9 of the issue report is one fetch refuses to ask at all.)
+    const issuer = `http://localhost:${await unusedLocalPort()}/x`;
+    try {
+      const run = startProcess('services/all-in-one/src/gateway-main.ts', {
+        ...validGatewayEnv,
+        IDENTITY_ISSUER: issuer,
+        DATABASE_URL: database.url,
+        PORT: String(port),
+        GATEWAY_DATA_DIR: join(folders, 'issuer-down'),
+      });
+      await waitFor(
+        async () => run.output().includes('does not answer') || run.child.exitCode !== null,
+        {
+          timeoutMs: 90_000,
+          intervalMs: 200,
+          what: 'the warning about the identity issuer',
+        },
+      );
+      expect(run.child.exitCode).toBeNull();
+      const warning =
+        run
+          .output()
+          .split('\n')
+          .find((line) => line.includes('does not answer')) ?? '';
+      const logged = JSON.parse(warning) as Record<string, unknown>;
+      expect(logged).toMatchObject({
+        level: 'warn',
+        environmentKey: 'PROD',
+        issuer,
+      });
+      expect(logged.msg).toContain(
+        `The identity issuer of environment PROD (IDENTITY_ISSUER ${issuer}) does not answer: `,
+      );
+      expect(logged.msg).toMatch(/ECONNREFUSED/);
+      expect(logged.msg).toContain('/health/ready');
+
+      const ready = await fetch(`http://localhost:${port}/health/ready`);
+      expect(ready.status).toBe(200);
+      const body = (await ready.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({
+        status: 'ready',
+        checks: { registry: 'up', authFlow: 'up', onboarding: 'up' },
+        details: {
+          identityIssuer: {
+            environmentKey: 'PROD',
+            issuer,
+            status: 'unreachable',
+            error: "The identity provider's discovery document is unreachable (ECONNREFUSED).",
+          },
+        },
+      });
+      // A public endpoint: the reason, never the address the issuer resolved to.
+      expect(JSON.stringify(body)).not.toContain('127.0.0.1');
+      run.child.kill('SIGTERM');
+      expect(await exitCode(run.child)).toBe(0);
+    } finally {
+      await database.drop();
+    }
   });
 });

@@ -17,7 +17,14 @@ import {
   type Database,
   type RedisClient,
 } from '@gateway/db';
-import { createEdgeApp, createEdgeClients, createRedisRateLimitStore, listen } from '@gateway/edge';
+import {
+  createEdgeApp,
+  createEdgeClients,
+  createIdentityIssuerCheck,
+  createRedisRateLimitStore,
+  listen,
+  type IdentityIssuerCheck,
+} from '@gateway/edge';
 import { createOnboardingImplementations, onboardingMigrations } from '@gateway/onboarding';
 import {
   createRegistryImplementations,
@@ -35,7 +42,13 @@ import type { Logger } from '@gateway/telemetry';
 
 export const allSchemaMigrations = [registryMigrations, onboardingMigrations, authFlowMigrations];
 
-export type RunningGateway = { url: string; port: number; close(): Promise<void> };
+export type RunningGateway = {
+  url: string;
+  port: number;
+  /** Whether IDENTITY_ISSUER answers: checked at start, reported by readiness. */
+  identityIssuer: IdentityIssuerCheck;
+  close(): Promise<void>;
+};
 
 /**
  * The all-in-one gateway: the edge and the three services in one process, each service made
@@ -92,8 +105,13 @@ export async function startGateway(options: {
     onboarding,
     changeFeed,
   });
+  const identityIssuer = createIdentityIssuerCheck({
+    issuer: config.identityIssuer,
+    timeoutMs: config.serviceCallTimeoutMs,
+  });
   const edge = createEdgeApp({
     config,
+    identityIssuer,
     logger: logger.child({ component: 'edge' }),
     clients: createEdgeClients({ registry, authFlow, onboarding }, config.serviceCallTimeoutMs),
     changeFeed,
@@ -108,6 +126,7 @@ export async function startGateway(options: {
   return {
     url: `http://localhost:${server.port}`,
     port: server.port,
+    identityIssuer,
     close: async () => {
       clearInterval(loginState.purge);
       await server.close();

@@ -26,6 +26,7 @@ import {
   startTelemetry,
   type Logger,
 } from '@gateway/telemetry';
+import { describeIssuerFailure } from '@gateway/edge';
 import { allSchemaMigrations, startGateway, type RunningGateway } from './gateway-runtime.js';
 import {
   isPortUnavailable,
@@ -106,8 +107,9 @@ async function stopWithMessage(
 /**
  * Runs the all-in-one gateway as a process. In order, so that a second copy or a mistake
  * stops before anything is touched: configuration from `env` (parsed once; every bad or
- * missing variable named in one message), PORT and the other ports free, the data folder
- * locked (embedded PGlite in GATEWAY_DATA_DIR, unless DATABASE_URL is set), then the
+ * missing variable named in one message), the data folder locked when it exists (embedded
+ * PGlite in GATEWAY_DATA_DIR, unless DATABASE_URL is set), PORT and the other ports free,
+ * the data folder created and locked when it did not exist, then the
  * database, Redis when one is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES;
  * in production checked to keep sessions over its restarts), and the gateway. SIGTERM and
  * Ctrl-C drain it.
@@ -149,19 +151,19 @@ export async function runGatewayProcess(
       listener: 'The metrics endpoint',
     });
   }
+  const usesDataDir = config.databaseUrl === undefined || options.alwaysUsesDataDir === true;
+  // A second copy on the same data folder is told about the process that holds it, whatever
+  // its ports: a folder that exists is locked before the ports are tried. One that does not
+  // exist yet is held by no one, and is created only once the ports are known to be free.
+  let locked = usesDataDir && existsSync(config.dataDir);
+  if (locked) await lockDataDirOrStop(config, resources, logger);
   const taken = await unavailablePortMessage([...ports, ...(options.ports ?? [])]);
   if (taken !== undefined) return stopWithMessage(taken, resources, logger);
-  if (config.databaseUrl === undefined || options.alwaysUsesDataDir === true) {
-    const locked = await lockDataDir(config.dataDir).catch((error: unknown) => {
-      if (error instanceof DataDirLockedError) return error;
-      throw error;
-    });
-    if (locked instanceof DataDirLockedError) {
-      return stopWithMessage(locked.message, resources, logger);
-    }
-    resources.add(() => locked.release());
-    await options.onDataDirLocked?.(config);
+  if (usesDataDir && !locked) {
+    await lockDataDirOrStop(config, resources, logger);
+    locked = true;
   }
+  if (locked) await options.onDataDirLocked?.(config);
   startTelemetry({
     serviceName: config.otelServiceName ?? 'gateway',
     ...(config.otlpEndpoint === undefined ? {} : { otlpEndpoint: config.otlpEndpoint }),
@@ -171,6 +173,22 @@ export async function runGatewayProcess(
   const db = await openDatabase(config, announce);
   resources.add(() => db.close());
   await startServing({ config, logger, db, announce, resources, options });
+}
+
+/** Makes the data folder this process's, or stops naming the process that holds it. */
+async function lockDataDirOrStop(
+  config: GatewayConfig,
+  resources: OpenResources,
+  logger: Logger,
+): Promise<void> {
+  const locked = await lockDataDir(config.dataDir).catch((error: unknown) => {
+    if (error instanceof DataDirLockedError) return error;
+    throw error;
+  });
+  if (locked instanceof DataDirLockedError) {
+    return stopWithMessage(locked.message, resources, logger);
+  }
+  resources.add(() => locked.release());
 }
 
 async function openDatabase(
@@ -225,6 +243,25 @@ async function openRedis(
   return redis;
 }
 
+/**
+ * Asks IDENTITY_ISSUER for its discovery document once the gateway listens (an issuer served
+ * on the gateway's own origin answers by then), beside the rest of the start. One that does
+ * not answer stops nothing (spec 4.14: readiness checks the persistent store), but every
+ * sign-in would fail: a warning names the environment, the issuer and the error, and
+ * /health/ready's details report it until it answers.
+ */
+async function warnWhenIssuerUnreachable(gateway: RunningGateway, logger: Logger): Promise<void> {
+  const { environmentKey, issuer } = gateway.identityIssuer;
+  const state = await gateway.identityIssuer.check();
+  if (state.status !== 'unreachable') return;
+  logger.warn(
+    { environmentKey, issuer, error: describeIssuerFailure(state) },
+    `The identity issuer of environment ${environmentKey} (IDENTITY_ISSUER ${issuer}) does ` +
+      `not answer: ${describeIssuerFailure(state)}. The gateway runs, but sign-in fails until ` +
+      'it answers; /health/ready reports it in its details.',
+  );
+}
+
 async function startServing(context: {
   config: GatewayConfig;
   logger: Logger;
@@ -262,6 +299,7 @@ async function startServing(context: {
     },
     'gateway listening',
   );
+  void warnWhenIssuerUnreachable(gateway, logger);
   options.onStarted?.(gateway, config, logger);
   if (options.afterStart === undefined) return;
   const started = await options.afterStart(gateway, config, logger).catch((error: unknown) => {

@@ -190,6 +190,17 @@ describe('the home page', () => {
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('Not found');
   });
+
+  it('names its icon on every page and serves it, at /favicon.ico too, so browsers log no 404', async () => {
+    const home = await (await fetch(`${origin}/`)).text();
+    expect(home).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml" />');
+    for (const path of ['/favicon.svg', '/favicon.ico']) {
+      const icon = await fetch(`${origin}${path}`);
+      expect(icon.status).toBe(200);
+      expect(icon.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+      expect(await icon.text()).toMatch(/^<svg /);
+    }
+  });
 });
 
 describe('signing in', () => {

@@ -7,7 +7,7 @@ import {
   isGatewayUnavailable,
   requireSignIn,
 } from '@gateway/platform-sdk';
-import { errorPage, homePage, signedInPage, stylesheet, type DemoPaths } from './pages.js';
+import { errorPage, favicon, homePage, signedInPage, stylesheet, type DemoPaths } from './pages.js';
 
 export type DemoPlatformOptions = {
   /** The gateway's public base URL, e.g. http://localhost:8080. */
@@ -59,6 +59,11 @@ export function createDemoPlatformApp(options: DemoPlatformOptions): Express {
   app.use(securityHeaders(gatewayOrigin));
   app.get('/styles.css', (_req, res) => {
     res.type('text/css').setHeader('Cache-Control', 'public, max-age=300').send(stylesheet);
+  });
+  // Every page names its icon; a browser that asks for /favicon.ico anyway gets it too, so
+  // that no page logs a 404 in the console.
+  app.get(['/favicon.svg', '/favicon.ico'], (_req, res) => {
+    res.type('image/svg+xml').setHeader('Cache-Control', 'public, max-age=86400').send(favicon);
   });
   app.use(
     gatewayAuth(platform, {

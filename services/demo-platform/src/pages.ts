@@ -19,6 +19,7 @@ export function layout(title: string, body: SafeHtml): string {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Demo platform</title>
         <link rel="stylesheet" href="/styles.css" />
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
       </head>
       <body>
         <header><a class="brand" href="/">Demo platform</a></header>
@@ -112,6 +113,13 @@ export function errorPage(status: number, message: string): string {
       <p><a href="/">Back to the home page</a></p>`,
   );
 }
+
+/** The tab icon: a key on the brand colour. */
+export const favicon =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">' +
+  '<rect width="32" height="32" rx="7" fill="#0969da"/>' +
+  '<circle cx="12" cy="16" r="5" fill="none" stroke="#fff" stroke-width="3"/>' +
+  '<path d="M17 16h10M23 16v5M27 16v4" stroke="#fff" stroke-width="3"/></svg>';
 
 export const stylesheet = `:root { color-scheme: light dark; font-family: system-ui, sans-serif; }
 body { margin: 0 auto; max-width: 46rem; padding: 1rem 1.5rem; line-height: 1.5; }

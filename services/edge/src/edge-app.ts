@@ -38,6 +38,7 @@ import { onboardingUserOperations } from './routes/onboarding-user-routes.js';
 import { platformOperations } from './routes/platform-routes.js';
 import { profileOperations } from './routes/profile-routes.js';
 import { userAdminOperations } from './routes/user-admin-routes.js';
+import { createIdentityIssuerCheck, type IdentityIssuerCheck } from './identity-issuer-check.js';
 import { announcingRegistryChanges } from './registry-changes.js';
 import type { EdgeClients } from './service-clients.js';
 
@@ -56,6 +57,8 @@ export type EdgeAppOptions = {
   bodyDeadlineMs?: number;
   /** The back-off after failed platform authentications; default PLATFORM_AUTHENTICATION_LIMITS. */
   platformAuthenticationLimits?: PlatformAuthenticationLimitSettings;
+  /** Whether IDENTITY_ISSUER answers (readiness's details); default: one of this edge's own. */
+  identityIssuer?: IdentityIssuerCheck;
 };
 
 /** Every operation of the public contract, in the order /openapi.json describes them. */
@@ -112,7 +115,17 @@ export function createEdgeApp(options: EdgeAppOptions): RequestListener {
   const shedder = createLoadShedder({ maxInFlight: config.overloadMaxInFlight, logger });
   const clientAddress = clientAddressOf(config.trustedProxies);
   const runOperation = createOperationRunner({
-    services: { clients, baseUrl: config.baseUrl, probeTimeoutMs: config.databaseTimeoutMs },
+    services: {
+      clients,
+      baseUrl: config.baseUrl,
+      probeTimeoutMs: config.databaseTimeoutMs,
+      identityIssuer:
+        options.identityIssuer ??
+        createIdentityIssuerCheck({
+          issuer: config.identityIssuer,
+          timeoutMs: config.serviceCallTimeoutMs,
+        }),
+    },
     logger,
     limiter: createRateLimiter({
       settings: {

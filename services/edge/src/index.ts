@@ -12,3 +12,9 @@ export {
   createRedisRateLimitStore,
   type RateLimitStore,
 } from './http/rate-limit-store.js';
+export {
+  createIdentityIssuerCheck,
+  describeIssuerFailure,
+  type IdentityIssuerCheck,
+  type IdentityIssuerState,
+} from './identity-issuer-check.js';

@@ -9,10 +9,21 @@ export type Session =
   | { state: 'failed'; problem: unknown };
 
 /**
+ * Whether the gateway served this page to a request without a session cookie (console-pages.ts
+ * in the edge): then nobody is signed in, and asking would only log a 401 in the console.
+ */
+function servedWithoutSession(): boolean {
+  const meta = document.querySelector('meta[name="gateway-session"]');
+  return meta?.getAttribute('content') === 'none';
+}
+
+/**
  * Who is signed in, from the gateway cookie: `GET /v1/users/me` says whether there is a
  * session (401: none), an admin read says whether it carries `platforms:admin` (403: no).
+ * A page served without a session cookie is signed out without asking.
  */
 export async function readSession(): Promise<Session> {
+  if (servedWithoutSession()) return { state: 'signed-out', ended: false };
   let me;
   try {
     me = await unwrap(api.GET('/v1/users/me'));

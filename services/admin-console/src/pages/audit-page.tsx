@@ -46,8 +46,46 @@ function listRecords(filters: Filters, page: number) {
 
 const PAGE_SIZE = 100;
 
-const actorOf = (record: AuditRecord) =>
-  record.actor.email ?? record.actor.clientId ?? record.actor.subject ?? record.actor.kind;
+/**
+ * Records of sign-ins, logouts and cookie use name their user by local id only. The console
+ * looks the ids up among the users (most recent sign-in first, so the users of recent records
+ * come early), a few pages at most; an id it does not find is shown as it is.
+ */
+const USER_PAGES_SEARCHED = 3;
+
+async function emailsOfUsers(ids: readonly string[]): Promise<Map<string, string>> {
+  const wanted = new Set(ids);
+  const found = new Map<string, string>();
+  for (let page = 1; page <= USER_PAGES_SEARCHED && found.size < wanted.size; page += 1) {
+    const users = await unwrap(
+      api.GET('/v1/admin/users', { params: { query: { page, pageSize: PAGE_SIZE } } }),
+    );
+    for (const user of users.items) if (wanted.has(user.id)) found.set(user.id, user.email);
+    if (page * PAGE_SIZE >= users.total) break;
+  }
+  return found;
+}
+
+/** The local user ids that actors of `records` are named by without an e-mail. */
+function userIdsWithoutEmail(records: readonly AuditRecord[]): string[] {
+  const ids = new Set<string>();
+  for (const { actor } of records) {
+    if (actor.kind === 'user' && actor.email === null && actor.subject !== null) {
+      ids.add(actor.subject);
+    }
+  }
+  return [...ids].sort();
+}
+
+/** Who acted: the e-mail when known (the id on hover), else the client id, subject or kind. */
+function ActorName({ record, emails }: { record: AuditRecord; emails: Map<string, string> }) {
+  const { actor } = record;
+  const email = actor.email ?? (actor.subject === null ? undefined : emails.get(actor.subject));
+  if (email !== undefined) {
+    return <span title={actor.subject ?? undefined}>{email}</span>;
+  }
+  return <>{actor.clientId ?? actor.subject ?? actor.kind}</>;
+}
 
 /** The audit log, newest first, narrowed by the gateway to the filters' records. */
 export function AuditPage({ initialTarget }: { initialTarget: string }) {
@@ -66,6 +104,12 @@ export function AuditPage({ initialTarget }: { initialTarget: string }) {
     'platforms',
   );
   const records = useLoad(() => listRecords(filters, page), `${JSON.stringify(filters)}|${page}`);
+  const unnamed = userIdsWithoutEmail(records.data?.items ?? []);
+  const emails = useLoad(
+    async () => (unnamed.length === 0 ? new Map<string, string>() : emailsOfUsers(unnamed)),
+    unnamed.join(','),
+  );
+  const emailOf = emails.data ?? new Map<string, string>();
   const set = (name: keyof Filters, value: string) => {
     setFilters((previous) => ({ ...previous, [name]: value }));
     setPage(1);
@@ -99,12 +143,16 @@ export function AuditPage({ initialTarget }: { initialTarget: string }) {
                       {new Date(record.createdAt).toLocaleString()}
                     </time>{' '}
                     <strong>{record.kind}</strong> {record.targetType}{' '}
-                    <code>{record.targetKey}</code> by {actorOf(record)}
+                    <code>{record.targetKey}</code> by{' '}
+                    <ActorName record={record} emails={emailOf} />
                   </summary>
                   <dl>
                     <dt>Actor</dt>
                     <dd>
                       {record.actor.kind}
+                      {record.actor.subject !== null && emailOf.has(record.actor.subject)
+                        ? ` ${emailOf.get(record.actor.subject) ?? ''}`
+                        : ''}
                       {record.actor.environmentKey === null
                         ? ''
                         : ` in ${record.actor.environmentKey}`}

@@ -298,8 +298,14 @@ function FieldTable(props: {
             <td>{field.required ? 'required' : 'optional'}</td>
             <td>{field.active ? 'active' : 'archived'}</td>
             <td className="actions">
-              <button type="button" className="small secondary" onClick={() => props.onEdit(field)}>
-                Edit {field.fieldKey}
+              <button
+                type="button"
+                className="small secondary"
+                onClick={() => props.onEdit(field)}
+                aria-label={`Edit ${field.fieldKey}`}
+                title={`Edit ${field.fieldKey}`}
+              >
+                Edit
               </button>
               <button
                 type="button"
@@ -321,7 +327,8 @@ function FieldTable(props: {
               </button>
               {field.active ? (
                 <ConfirmAction
-                  label={`Archive ${field.fieldKey}`}
+                  label="Archive"
+                  accessibleName={`Archive ${field.fieldKey}`}
                   title={`Archive ${field.label}?`}
                   confirmLabel="Archive the field"
                   danger
@@ -337,8 +344,10 @@ function FieldTable(props: {
                   type="button"
                   className="small secondary"
                   onClick={() => void props.onRestore(field)}
+                  aria-label={`Restore ${field.fieldKey}`}
+                  title={`Restore ${field.fieldKey}`}
                 >
-                  Restore {field.fieldKey}
+                  Restore
                 </button>
               )}
             </td>

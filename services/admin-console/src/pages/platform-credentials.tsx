@@ -197,7 +197,8 @@ function CredentialRow(props: {
       <td>{when(credential.previousSecretExpiresAt)}</td>
       <td className="actions">
         <ConfirmAction
-          label={`Rotate ${credential.clientId}`}
+          label="Rotate"
+          accessibleName={`Rotate ${credential.clientId}`}
           title={`Rotate ${name}?`}
           confirmLabel="Rotate the key"
           consequences={[
@@ -223,7 +224,8 @@ function CredentialRow(props: {
         </ConfirmAction>
         {credential.previousSecretExpiresAt === null ? null : (
           <ConfirmAction
-            label={`End the grace period of ${credential.clientId}`}
+            label="End grace period"
+            accessibleName={`End the grace period of ${credential.clientId}`}
             title="End the grace period?"
             danger
             confirmLabel="Revoke the previous secret"
@@ -232,7 +234,8 @@ function CredentialRow(props: {
           />
         )}
         <ConfirmAction
-          label={`Delete ${credential.clientId}`}
+          label="Delete"
+          accessibleName={`Delete ${credential.clientId}`}
           title={`Delete ${name}?`}
           danger
           confirmLabel="Delete the key"

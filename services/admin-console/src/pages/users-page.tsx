@@ -154,7 +154,8 @@ function UserRow({
       <td className="actions">
         {admin ? (
           <ConfirmAction
-            label={`Revoke admin from ${user.email}`}
+            label="Revoke admin"
+            accessibleName={`Revoke admin from ${user.email}`}
             title={`Revoke platform_admin from ${user.email}?`}
             danger
             confirmLabel="Revoke the role"
@@ -170,7 +171,8 @@ function UserRow({
           />
         ) : (
           <ConfirmAction
-            label={`Grant admin to ${user.email}`}
+            label="Grant admin"
+            accessibleName={`Grant admin to ${user.email}`}
             title={`Grant platform_admin to ${user.email}?`}
             confirmLabel="Grant the role"
             consequences={[
@@ -189,7 +191,8 @@ function UserRow({
           />
         )}
         <ConfirmAction
-          label={`Revoke sessions of ${user.email}`}
+          label="Revoke sessions"
+          accessibleName={`Revoke sessions of ${user.email}`}
           title={`Revoke every session of ${user.email}?`}
           danger
           confirmLabel="Revoke the sessions"

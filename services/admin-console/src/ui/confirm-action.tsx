@@ -2,8 +2,13 @@ import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { ProblemAlert } from './alerts.js';
 
 type ConfirmActionProps = {
-  /** The button that opens the dialog. */
+  /** The button that opens the dialog: short, the same in every row of a table. */
   label: string;
+  /**
+   * The button's full name with its target (`Rotate gwc_…`), for screen readers (aria-label)
+   * and on hover (title), when the short label alone does not say what it acts on.
+   */
+  accessibleName?: string;
   title: string;
   /** What the action does, spelled out before the click. */
   consequences: readonly ReactNode[];
@@ -49,6 +54,8 @@ export function ConfirmAction(props: ConfirmActionProps) {
       <button
         type="button"
         className={props.buttonClass ?? `secondary${danger}`}
+        aria-label={props.accessibleName}
+        title={props.accessibleName}
         onClick={() => setOpen(true)}
       >
         {props.label}

@@ -9,7 +9,11 @@ import { routesOf } from '@gateway/rpc';
 import { RegistryService } from '@gateway/contracts';
 import { createLogger } from '@gateway/telemetry';
 import { startTestEdge, type TestEdge } from '../testing/edge-harness.js';
-import { ADMIN_CONSOLE_ASSETS_DIR, createAdminConsolePages } from './console-pages.js';
+import {
+  ADMIN_CONSOLE_ASSETS_DIR,
+  createAdminConsolePages,
+  NO_SESSION_META,
+} from './console-pages.js';
 
 // The edge's /admin/ over real HTTP: the built console (services/admin-console/dist/web,
 // which `pnpm install` builds) with its strict policy and caching, requests that try to
@@ -38,10 +42,15 @@ afterAll(async () => {
 });
 
 /** One request with its target exactly as given. */
-function send(base: string, target: string, method = 'GET'): Promise<Answer> {
+function send(
+  base: string,
+  target: string,
+  method = 'GET',
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const outgoing = request({ hostname, port, path: target, method }, (res) => {
+    const outgoing = request({ hostname, port, path: target, method, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
@@ -80,6 +89,18 @@ describe("the edge's /admin/ serving", () => {
       expect(page.headers['cache-control']).toBe('no-store');
     }
     expect((await send(edge.url, '/admin')).headers.location).toBe('/admin/');
+  });
+
+  it('tells the page when the request carries no session cookie, so the app asks nothing it would be refused', async () => {
+    const signedOut = await send(edge.url, '/admin/');
+    expect(signedOut.body).toContain(NO_SESSION_META);
+    expect(signedOut.headers['content-length']).toBe(String(Buffer.byteLength(signedOut.body)));
+    const withCookie = await send(edge.url, '/admin/', 'GET', {
+      cookie: 'svc_auth_session=gst_token',
+    });
+    expect(withCookie.status).toBe(200);
+    expect(withCookie.body).not.toContain('gateway-session');
+    expect(withCookie.body).toContain('<div id="root"></div>');
   });
 
   it('keeps the hashed script and stylesheet for a year, under the same policy', async () => {

@@ -11,6 +11,7 @@ import type { Logger } from '@gateway/telemetry';
 import { NO_STORE } from '../http/cache-policy.js';
 import type { EdgePage } from '../http/edge-server.js';
 import { writeErrorAnswer } from '../http/error-handler.js';
+import { readSessionToken } from '../http/session-cookie.js';
 import {
   ADMIN_CONSOLE_CALLBACK_PATH,
   ADMIN_CONSOLE_PATH,
@@ -104,8 +105,27 @@ function startConsoleSignIn(options: AdminConsolePagesOptions): RequestListener 
  */
 const CONSOLE_ROUTE = /^\/admin\/(?:[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*\/?)?$/;
 
+/**
+ * Told to the console's page when the request carries no gateway session cookie: the app
+ * then shows its sign-in page without asking `/v1/users/me`, whose 401 a browser would log
+ * as an error on every signed-out visit. A cookie of a session that has ended is still asked
+ * about (the app says the session has ended).
+ */
+export const NO_SESSION_META = '<meta name="gateway-session" content="none" />';
+
+/** The page as read, and the same page with NO_SESSION_META at the end of its head. */
+type ConsolePage = { signedIn: Buffer; signedOut: Buffer };
+
+function consolePageOf(body: Buffer): ConsolePage {
+  const text = body.toString('utf8');
+  const head = text.indexOf('</head>');
+  if (head < 0) return { signedIn: body, signedOut: body };
+  const signedOut = `${text.slice(0, head)}${NO_SESSION_META}\n  ${text.slice(head)}`;
+  return { signedIn: body, signedOut: Buffer.from(signedOut) };
+}
+
 function serveConsolePage(assetsDir: string, logger: Logger): RequestListener {
-  let page: Promise<Buffer> | undefined;
+  let page: Promise<ConsolePage> | undefined;
   return (req, res) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     if (!CONSOLE_ROUTE.test(path)) {
@@ -113,12 +133,15 @@ function serveConsolePage(assetsDir: string, logger: Logger): RequestListener {
       return;
     }
     void (async () => {
-      page ??= readFile(join(assetsDir, 'index.html')).catch((error: unknown) => {
-        page = undefined;
-        throw error;
-      });
+      page ??= readFile(join(assetsDir, 'index.html'))
+        .then(consolePageOf)
+        .catch((error: unknown) => {
+          page = undefined;
+          throw error;
+        });
       try {
-        const body = await page;
+        const pages = await page;
+        const body = readSessionToken(req) === undefined ? pages.signedOut : pages.signedIn;
         setConsoleHeaders(res);
         res.writeHead(200, {
           'Content-Type': 'text/html; charset=utf-8',

@@ -13,6 +13,7 @@ import { admissionCredentialOf, type LoadShedder } from './load-shedding.js';
 import type { EdgeExchange, OperationRunner } from './operation-runner.js';
 import type { RouteMatch, RouteTable } from './route-table.js';
 import { securityHeaderPairs, setSecurityHeaders } from './security-headers.js';
+import { assertSingletonHeadersOnce } from './singleton-headers.js';
 
 /**
  * A page served outside the operation runner: the API documentation and the absent icon.
@@ -45,8 +46,9 @@ type Target =
  * else spent on it (load-shedding.ts). Every other request
  * gets the security headers, a request id, a trace span and one log line here; a request to
  * `/v1` from an `Origin` gets
- * credentialed CORS (a preflight is answered then). A request for an operation then goes
- * through the operation runner, whatever headers it carries; a page is handed to its
+ * credentialed CORS (a preflight is answered then). A request for an operation that repeats a
+ * singleton header is refused (singleton-headers.ts); any other goes through the operation
+ * runner, whatever headers it carries; a page is handed to its
  * listener; anything else is 404, or 405 with `Allow`.
  */
 export function createEdgeServer(options: EdgeServerOptions): RequestListener {
@@ -154,7 +156,11 @@ async function dispatch(
     if (req.headers.origin !== undefined && isCorsPath(path)) {
       if ((await options.cors.apply(req, res)) === 'answered') return exchange.log();
     }
-    if (target.kind === 'operation') return await options.runOperation(target.match, exchange);
+    if (target.kind === 'operation') {
+      // A repeated Authorization, Content-Type or Host is refused, never read first-wins.
+      assertSingletonHeadersOnce(req.rawHeaders);
+      return await options.runOperation(target.match, exchange);
+    }
     exchange.log();
     if (target.kind === 'page') return target.page.serve(req, res);
     answerUnmatched(options, exchange, target.failure);

@@ -42,6 +42,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   edge.authFlow.reset();
+  edge.registry.reset();
   productionEdge.authFlow.reset();
 });
 
@@ -218,6 +219,50 @@ describe('the error page', () => {
     expect(answer.text).toContain('The identity provider reported: <code>access_denied</code>');
     expect(answer.text).toContain('Return to the site you came from');
     expect(answer.text).toContain(`<a href="${ACCOUNT_URL}">Go to your account</a>`);
+  });
+
+  it('says in words what a bad start lacks, and offers no account page to a signed-out visitor', async () => {
+    const answer = await get('/v1/auth/start', { accept: BROWSER_ACCEPT });
+    expectPage(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.text).toContain('The parameter <code>platformKey</code> is missing.');
+    expect(answer.text).toContain('The parameter <code>returnTo</code> is missing.');
+    expect(answer.text).toContain('Return to the site you came from');
+    expect(answer.text).not.toContain('<a ');
+    expect(edge.registry.requestsOf('getPlatform')).toEqual([]);
+  });
+
+  it('names a malformed key and an unknown parameter of a start in words', async () => {
+    const answer = await get('/v1/auth/start?platformKey=shop&returnTo=%2F&colour=red', {
+      accept: BROWSER_ACCEPT,
+    });
+    expect(answer.text).toContain(
+      'The parameter <code>platformKey</code> is not in the expected form.',
+    );
+    expect(answer.text).toContain(
+      'The parameter <code>colour</code> is not one this address takes.',
+    );
+    expect(answer.text).not.toContain('<a ');
+  });
+
+  it('leads a refused start back to the home of the platform it names', async () => {
+    const answer = await get('/v1/auth/start?platformKey=SHOP', { accept: BROWSER_ACCEPT });
+    expectPage(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.text).toContain('The parameter <code>returnTo</code> is missing.');
+    expect(answer.text).toContain(
+      'Go back to <a href="https://shop.example.test">Shop</a> and sign in again from there.',
+    );
+    expect(answer.text).not.toContain(ACCOUNT_URL);
+    expect(edge.registry.requestsOf('getPlatform')).toEqual([
+      expect.objectContaining({ platformKey: 'SHOP' }),
+    ]);
+  });
+
+  it('offers no link when the registry does not know the platform', async () => {
+    edge.registry.failNextWith(new GatewayError('NOT_FOUND', 'Platform NOPE does not exist.'));
+    const answer = await get('/v1/auth/start?platformKey=NOPE', { accept: BROWSER_ACCEPT });
+    expectPage(answer, 400, 'VALIDATION_ERROR');
+    expect(answer.text).toContain('Return to the site you came from');
+    expect(answer.text).not.toContain('<a ');
   });
 
   it('carries the request id the answer names', async () => {

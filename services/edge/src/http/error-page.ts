@@ -11,10 +11,16 @@ import { REQUEST_ID_HEADER } from '@gateway/telemetry';
  * error writer (error-handler.ts).
  */
 
-/** What a page may link to beyond the text; the gateway knows no platform's own pages. */
+/**
+ * What a page may link to beyond the text. The edge offers the account page; an operation
+ * whose visitor is often signed out (start) offers the home of the platform it names instead
+ * (operation.ts `errorPage`), or no link at all.
+ */
 export type ErrorPageOptions = {
   /** ACCOUNT_CENTER_URL: offered as a place to go when set. */
   accountUrl?: string | undefined;
+  /** The registered home of the platform the request names: its default return URL. */
+  platformHome?: { url: string; name: string } | undefined;
 };
 
 /** The endpoints a browser navigates to (start, callback, resume, logged-out). */
@@ -109,11 +115,63 @@ function headlineOf(error: GatewayError): string {
   return HEADLINE_BY_CODE[error.code] ?? HEADLINE_BY_STATUS[error.status] ?? 'Something went wrong';
 }
 
-function adviceOf(status: number): string {
-  if (status === 429 || status >= 502) {
-    return 'Wait a few seconds, then return to the site you came from and sign in again.';
+/** What to do next: back to the platform's home when it is known, else to where one came from. */
+function adviceOf(status: number, home: ErrorPageOptions['platformHome']): string {
+  const wait = status === 429 || status >= 502;
+  if (home !== undefined) {
+    const link = `<a href="${escapeHtml(home.url)}">${escapeHtml(home.name)}</a>`;
+    return wait
+      ? `Wait a few seconds, then go back to ${link} and sign in again from there.`
+      : `Go back to ${link} and sign in again from there.`;
   }
-  return 'Return to the site you came from and start again from there.';
+  return wait
+    ? 'Wait a few seconds, then return to the site you came from and sign in again.'
+    : 'Return to the site you came from and start again from there.';
+}
+
+type Issue = { location: string; path: string; message: string };
+
+/** The issues of a VALIDATION_ERROR (operation.ts parseInput), when its details carry them. */
+function issuesOf(error: GatewayError): Issue[] {
+  const issues = error.details?.issues;
+  if (!Array.isArray(issues)) return [];
+  return issues.filter(
+    (issue): issue is Issue =>
+      typeof issue === 'object' &&
+      issue !== null &&
+      !Array.isArray(issue) &&
+      typeof issue.location === 'string' &&
+      typeof issue.path === 'string' &&
+      typeof issue.message === 'string',
+  );
+}
+
+// The wording of zod's own messages (operation.ts passes them on in the JSON body, which keeps
+// them as they are); a message of another shape is shown as it is.
+const UNRECOGNIZED_KEYS = /^Unrecognized keys?: (.*)$/;
+
+/** One issue in words, as HTML (every value escaped): `The parameter returnTo is missing.` */
+function describeIssue({ location, path, message }: Issue): string {
+  const kind = location === 'query' ? 'parameter' : location === 'path' ? 'path part' : 'field';
+  const unknown = UNRECOGNIZED_KEYS.exec(message);
+  if (unknown !== null) {
+    const names = [...(unknown[1] ?? '').matchAll(/"([^"]*)"/g)].map((match) => match[1] ?? '');
+    const list = names.map((name) => `<code>${escapeHtml(name)}</code>`).join(', ');
+    return names.length === 1
+      ? `The ${kind} ${list} is not one this address takes.`
+      : `The ${kind}s ${list} are not ones this address takes.`;
+  }
+  const name = `<code>${escapeHtml(path === '' ? location : path)}</code>`;
+  if (/received undefined$/.test(message)) return `The ${kind} ${name} is missing.`;
+  if (/must match pattern/.test(message)) return `The ${kind} ${name} is not in the expected form.`;
+  return `The ${kind} ${name} is not valid: ${escapeHtml(message)}`;
+}
+
+/** The list of what is wrong with the request, or undefined when the error names nothing. */
+function issueList(error: GatewayError): string | undefined {
+  const issues = issuesOf(error);
+  if (issues.length === 0) return undefined;
+  return `<ul>${issues.map((issue) => `<li>${describeIssue(issue)}</li>`).join('')}</ul>`;
 }
 
 /** The identity provider's own error code (callback, spec 4.2), when the details carry one. */
@@ -154,10 +212,11 @@ export function renderErrorPage(
   const content = [
     `<h1>${headline}</h1>`,
     `<p>${escapeHtml(error.message)}</p>`,
+    issueList(error),
     identityError === undefined
       ? undefined
       : `<p>The identity provider reported: <code>${escapeHtml(identityError)}</code></p>`,
-    `<p>${adviceOf(error.status)}</p>`,
+    `<p>${adviceOf(error.status, context.platformHome)}</p>`,
     context.accountUrl === undefined
       ? undefined
       : `<p><a href="${escapeHtml(context.accountUrl)}">Go to your account</a></p>`,

@@ -293,8 +293,28 @@ async function answerFailure(
     return;
   }
   state.sessionCookie.writeTo(res, options.cookie);
-  const page = wantsErrorPage(req, path) ? options.errorPage : undefined;
+  const page = wantsErrorPage(req, path)
+    ? await errorPageOf(options, operation, exchange, failure, refusedEarly)
+    : undefined;
   writeErrorAnswer(res, failure, options.logger, path, page);
+}
+
+/**
+ * The links of an error page: the edge's, or the operation's own. Those are looked up only
+ * for a refusal of the request itself (a 4xx other than 429, past the rate limits), so that a
+ * limited caller or a failing service costs no lookup; the page offers no link then.
+ */
+async function errorPageOf(
+  options: OperationRunnerOptions,
+  operation: AnyOperation,
+  exchange: EdgeExchange,
+  failure: unknown,
+  refusedEarly: boolean,
+): Promise<ErrorPageOptions> {
+  if (operation.errorPage === undefined) return options.errorPage;
+  const { status } = fromConnectError(failure);
+  if (refusedEarly || status >= 500 || status === 429) return {};
+  return operation.errorPage(exchange.query, options.services);
 }
 
 /**

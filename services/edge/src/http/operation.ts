@@ -3,8 +3,10 @@ import type { z } from 'zod';
 import { GatewayError } from '@gateway/errors';
 import type { Permission, Principal } from '../auth/principal.js';
 import type { UserCaller } from '../auth/user-authentication.js';
+import type { IdentityIssuerCheck } from '../identity-issuer-check.js';
 import type { EdgeClients } from '../service-clients.js';
 import type { PlatformCaller, PlatformCredentialKind } from './basic-credentials.js';
+import type { ErrorPageOptions } from './error-page.js';
 import type { LimitedOperation } from './rate-limit.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -91,6 +93,8 @@ export type EdgeServices = {
   baseUrl: string;
   /** How long readiness waits for each service. */
   probeTimeoutMs: number;
+  /** Whether the deployment identity issuer answers, for readiness's details. */
+  identityIssuer?: IdentityIssuerCheck;
 };
 
 export type OperationInput<
@@ -162,6 +166,12 @@ export type Operation<
    * answers the error to write (the same one, or one that matters more).
    */
   afterFailure?(failure: unknown, context: FailureContext): Promise<unknown>;
+  /**
+   * The links of this operation's error page (error-page.ts), in place of the edge's, for a
+   * browser refused with a 4xx other than 429; `query` is the request's query string. Never
+   * throws: what it cannot find, it leaves out.
+   */
+  errorPage?(query: string, services: EdgeServices): Promise<ErrorPageOptions>;
 };
 
 // Operations of different schemas in one list: each is only ever run with its own input.

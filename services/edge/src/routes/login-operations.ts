@@ -22,6 +22,7 @@ import {
   json,
   redirectResponse,
 } from './openapi-responses.js';
+import { platformHomePage } from './platform-home.js';
 
 // Spec 4.1, 4.2, 4.4, 4.5: the operations every sign-in passes and platform backends call on
 // many of their own requests. Start, exchange and introspect wait on nothing slow and are
@@ -57,6 +58,7 @@ const startAuthentication = defineOperation({
       503: 'A gateway service or the identity service is unavailable.',
     }),
   },
+  errorPage: platformHomePage,
   handler: async ({ query, services }) => {
     const answer = await services.clients.authFlow.startLogin({
       platformKey: query.platformKey,
