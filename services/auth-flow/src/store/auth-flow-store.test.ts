@@ -362,6 +362,33 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       ).resolves.toEqual(handoff);
     });
 
+    it('a code or a state whose parts name two slots names nothing (no CROSSSLOT on a Cluster)', async () => {
+      const now = Date.now();
+      const presenter = { platformKey: 'SHOP', callbackUrl: 'https://shop.example.com/cb' };
+      for (const sessionTokenHash of ['aaaaaaaa.' + 'A'.repeat(43), 'B'.repeat(43)]) {
+        await expect(
+          store.redeemHandoff(
+            { codeHash: `bbbbbbbb.${'C'.repeat(43)}`, sessionTokenHash },
+            now,
+            presenter,
+          ),
+        ).resolves.toBe(undefined);
+      }
+      const transaction = newTransaction(now);
+      await store.createTransaction(transaction);
+      const elsewhere = newTransaction(now);
+      await expect(
+        store.consumeTransaction(
+          { stateHash: elsewhere.stateHash, transactionId: transaction.id },
+          now,
+        ),
+      ).resolves.toBe(undefined);
+      await expect(
+        store.consumeTransaction({ stateHash: transaction.stateHash, transactionId: 'x' }, now),
+      ).resolves.toBe(undefined);
+      expect((await store.consumeTransaction(stateOf(transaction), now))?.id).toBe(transaction.id);
+    });
+
     it('an unknown code redeems nothing', async () => {
       await expect(
         store.redeemHandoff({ codeHash: 'no-such-code-hash' }, Date.now(), {
