@@ -190,7 +190,7 @@ describe('the demo platform in Chromium', () => {
     }
   });
 
-  it('refuses a reused handoff code', async () => {
+  it('refuses a reused handoff code: the replaying browser is sent to sign in again, not signed in', async () => {
     let callbackUrl: string | undefined;
     await browser.withPage('reused-code-first-use', async (page, context) => {
       page.on('request', (request) => {
@@ -207,14 +207,17 @@ describe('the demo platform in Chromium', () => {
     expect(callbackUrl).toMatch(/code=handoff_/);
     await browser.withPage('reused-code-replay', async (page, context) => {
       // Another browser starts a login of its own at the demo (the login-CSRF check passes),
-      // then replays alice's callback URL while her session and its code are still live.
+      // then replays alice's callback URL while her session is still live. The code is used
+      // (spec 3.2: used → 404): the demo sends this browser to sign in again.
       await page.goto(`${demo}/`);
       await page.click('text=Sign in');
       await page.locator('input[name="password"]').waitFor();
       const names = (await context.cookies(demo)).map((cookie) => cookie.name);
       expect(names).toContain(PENDING_COOKIE);
       const replay = await page.goto(callbackUrl ?? '');
-      expect(replay?.status()).toBe(403);
+      expect(replay?.status()).toBe(200);
+      await page.locator('input[name="password"]').waitFor();
+      expect(page.url().startsWith(`${demo}/`)).toBe(false);
       await expectSignedOut(context);
     });
   });
