@@ -191,8 +191,9 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     await waitReady('ready again after PostgreSQL returned');
     expect((await listPlatforms()).status).toBe(200);
     expect((await start()).status).toBe(302);
-    // The code redeemed during the outage answers its platform the same session again.
-    expect(await exchangeOk(edge, key, code)).toEqual(redeemed);
+    // The code redeemed during the outage is used (spec 3.2: used → 404).
+    expect(redeemed?.token).toBeDefined();
+    expect((await exchange(edge, key, code)).status).toBe(404);
     expect(await (await introspect(edge, key, session)).json()).toMatchObject({ active: true });
     expect(await (await introspect(edge, key, await signIn())).json()).toMatchObject({
       active: true,
@@ -227,10 +228,9 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
 
     await waitReady('ready again after Redis returned');
     expect(await (await introspect(edge, key, session)).json()).toMatchObject({ active: true });
-    // The code refused during the outage is redeemable after it, into one session: a retry
-    // answers the same.
-    const first = await exchangeOk(edge, key, code);
-    expect(await exchangeOk(edge, key, code)).toEqual(first);
+    // The code refused during the outage is redeemable after it, once (spec 3.2: used → 404).
+    await exchangeOk(edge, key, code);
+    expect((await exchange(edge, key, code)).status).toBe(404);
     expect((await start()).status).toBe(302);
   });
 
@@ -271,15 +271,16 @@ describe('failure behaviour of the split deployment when PostgreSQL or Redis goe
     }
     await waitReady('ready again after Redis stopped hanging');
     expect(await (await introspect(edge, key, session)).json()).toMatchObject({ active: true });
-    const first = await exchangeOk(edge, key, code);
-    expect(await exchangeOk(edge, key, code)).toEqual(first);
+    await exchangeOk(edge, key, code);
+    expect((await exchange(edge, key, code)).status).toBe(404);
   });
 
-  it('answers racing exchanges of one code all with its one session', async () => {
+  it('answers racing exchanges of one code with one 200, and 404 to every other (spec 2.9: atomically single use)', async () => {
     await waitReady('ready before the race');
     const code = await issueCode();
-    const answers = await Promise.all(Array.from({ length: 8 }, () => exchangeOk(edge, key, code)));
-    expect(new Set(answers.map((answer) => answer.token)).size).toBe(1);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => exchange(edge, key, code)));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([200, 404, 404, 404, 404, 404, 404, 404]);
   });
 
   it('drains an in-flight request on SIGTERM, then every process exits 0', async () => {

@@ -118,8 +118,9 @@ describe('split mode on Redis Sentinel', () => {
     const { unexpected, introspections } = await load.stop();
     expect(introspections).toBeGreaterThan(0);
     expect(unexpected).toEqual([]);
-    // One session per code: a repeated exchange answers the first redeem's session.
+    // One session per code, and a used code answers 404 on the new master (spec 3.2).
     expect(pending.map((code) => load.tokensOf(code).size)).toEqual(pending.map(() => 1));
+    for (const code of pending) expect((await exchange(edge, key, code)).status).toBe(404);
 
     const after = await exchangeOk(edge, key, await signIn());
     await expect(isActive(edge, key, after.token)).resolves.toBe(true);
@@ -191,6 +192,8 @@ function startLoad(
         }
       }
       for (const code of pending) {
+        // A platform exchanges a code until its first 200 (or a 404: used or lost).
+        if ((answered.get(code)?.size ?? 0) > 0 || refused.has(code)) continue;
         const answer = await exchange(edge, key, code);
         const body = (await answer.json()) as { session?: { gatewayToken: string } };
         if (answer.status === 200 && body.session)

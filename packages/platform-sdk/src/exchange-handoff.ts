@@ -3,10 +3,11 @@ import { GatewayPlatformError } from './errors.js';
 import { callGateway } from './gateway-request.js';
 import type { PlatformSettings } from './options.js';
 
-// Spec 4.4 and docs/decisions.md: an exchange that answered 503, or no answer at all, does not
-// tell whether the code was redeemed; the gateway answers the same code with the same key the
-// same 200 body while the code lives. So the exchange is sent again, a few times, with the same
-// code and key. Other failures (a 500, 429, a refusal) are final: a retry would not change them.
+// Spec 4.4 and docs/decisions.md: a 503 from the exchange spent nothing (a redeem that reaches
+// the gateway's store after it stopped waiting changes nothing), and no answer at all may mean
+// the same; so the exchange is sent again, a few times, with the same code and key. A retry
+// after a redeem whose 200 was lost gets 404 NOT_FOUND (spec 3.2: a used code): the caller
+// sends the browser to sign in again. Other failures (a 500, 429, a refusal) are final.
 
 /** At most this many exchanges per callback: the first and two retries. */
 const EXCHANGE_ATTEMPTS = 3;

@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-// Binding a callback to the browser that started its login. The gateway answers a repeated
-// exchange of a live code with the same session (a platform's retry after 503 or no answer),
-// so it cannot tell a retry from a replay of a leaked callback URL (browser history, an access
-// log). The gateway carries no platform state (spec 4.2) but gives back the `returnTo` of the
+// Binding a callback to the browser that started its login. A handoff code is single use, but
+// until the platform's callback has exchanged it, whoever holds a leaked callback URL (browser
+// history, an access log) can send it to the callback first. The gateway carries no platform
+// state (spec 4.2) but gives back the `returnTo` of the
 // start (spec 4.4), so the login's nonce travels there: the pending cookie holds a random
 // secret, the start's returnTo a SHA-256 of it, and the callback accepts an exchange only when
 // the returnTo it answers carries the hash of this browser's secret. The start URL shows only

@@ -34,8 +34,7 @@ function createInstruments(): GatewayInstruments {
       description: 'Completed sign-in callbacks by outcome: handoff, onboarding_*, or error code.',
     }),
     handoffRedemptions: meter.createCounter('gateway.handoff.redemptions', {
-      description:
-        'Handoff code exchanges by result: redeemed, repeated (the same answer again) or refused.',
+      description: 'Handoff code exchanges by result: redeemed or refused.',
     }),
     introspectResults: meter.createCounter('gateway.introspect.results', {
       description: 'Session introspections by answer (active true or false).',
@@ -70,7 +69,6 @@ export function resetGatewayInstruments(): void {
 // Constant attribute sets of the bounded counters: recording allocates nothing.
 const redemptionResults = {
   redeemed: { result: 'redeemed' },
-  repeated: { result: 'repeated' },
   refused: { result: 'refused' },
 } satisfies Record<string, Attributes>;
 const active: Attributes = { active: true };
@@ -114,10 +112,7 @@ export const gatewayMetrics = {
   recordSignInOutcome(outcome: string): void {
     gatewayInstruments().signInOutcomes.add(1, signInOutcomeAttributes(outcome));
   },
-  /**
-   * `gateway.handoff.redemptions`: `repeated` is a code its platform exchanged again and got
-   * the first answer (spec 4.4; a retry after a lost answer).
-   */
+  /** `gateway.handoff.redemptions`: `redeemed`, or `refused` (404 or 503, spec 4.4). */
   recordHandoffRedemption(result: keyof typeof redemptionResults): void {
     gatewayInstruments().handoffRedemptions.add(1, redemptionResults[result]);
   },

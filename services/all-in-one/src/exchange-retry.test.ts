@@ -4,13 +4,19 @@ import { connectRedis } from '@gateway/db';
 import type { Redis } from 'ioredis';
 import { startFreezableRedis, type FreezableRedis } from './testing/freezable-redis.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './testing/gateway-under-test.js';
-import { handoffCodeOf, loginSteps, type IssuedKey } from './testing/login-steps.js';
+import {
+  handoffCodeOf,
+  loginSteps,
+  sessionCookieOf,
+  type IssuedKey,
+} from './testing/login-steps.js';
 
-// Spec 4.4 and docs/decisions.md: a platform that got 503 or no answer from an exchange may
-// send the same code with the same key again, and gets the first answer. Over real HTTP, with
-// the login state in a redis-server of this file alone, which the test freezes (SIGSTOP) the
-// way a stalled Redis host does: commands sent meanwhile wait in its socket and run at the
-// thaw, after the exchange has answered 503.
+// Spec 2.9, 3.2, 4.4 and docs/decisions.md: a handoff code is atomically single use, so a used
+// code answers 404 to every key, its own included; an exchange that answered 503 spent nothing,
+// so the platform's retry gets the session. Over real HTTP, with the login state in a
+// redis-server of this file alone, which the test freezes (SIGSTOP) the way a stalled Redis
+// host does: commands sent meanwhile wait in its socket and run at the thaw, after the
+// exchange has answered 503.
 
 /** The store's Redis command time-out, so a frozen exchange answers 503 after a second. */
 const REDIS_TIMEOUT_MS = 1_000;
@@ -74,16 +80,18 @@ async function signedInCode(accountId: string): Promise<string> {
 /** The user's live sessions, as the Redis store indexes them (us:<userId>). */
 const sessionsOf = (userId: string) => redis.zcard(`us:${userId}`);
 
-describe('a retried exchange (spec 4.4)', () => {
-  it('answers the identical body again for the same code and key; another platform still gets 404; one session', async () => {
+describe('a used code (spec 2.9, 3.2, 4.4)', () => {
+  // Spec 2.9: "Atomically single-use"; 3.2: "used or expired | exchange | any | 404"; 4.4:
+  // "invalid, expired, used or wrong-platform code: 404".
+  it('answers 404 to the same code with the same key after its 200; another platform gets 404 before and after; one session', async () => {
     const code = await signedInCode('user-1');
     expect((await steps().exchange(other, code)).status).toBe(404);
 
     const first = await steps().exchange(web, code);
     expect(first.status).toBe(200);
     const again = await steps().exchange(web, code);
-    expect(again.status).toBe(200);
-    expect(again.body).toEqual(first.body);
+    expect(again.status).toBe(404);
+    expect(again.body).toMatchObject({ code: 'NOT_FOUND' });
     expect((await steps().exchange(other, code)).status).toBe(404);
 
     const { session, user } = first.body as {
@@ -95,15 +103,14 @@ describe('a retried exchange (spec 4.4)', () => {
     expect(await sessionsOf(user.id)).toBe(1);
   });
 
-  it('answers 404 once the session was signed out between the first exchange and the retry', async () => {
-    const code = await signedInCode('user-2');
-    const first = await steps().exchange(web, code);
-    expect(first.status).toBe(200);
-    const { gatewayToken } = first.body.session as { gatewayToken: string };
+  it('answers 404 when the session was signed out before the exchange', async () => {
+    const { landed } = await steps().signIn(t.provider, 'SHOP', '/orders', 'user-2');
+    const code = handoffCodeOf(landed.location);
+    const { token } = sessionCookieOf(landed.headers);
     const logout = await t.call('POST', '/v1/auth/logout', {
       token: null,
       headers: {
-        cookie: `svc_auth_session=${encodeURIComponent(gatewayToken)}`,
+        cookie: `svc_auth_session=${encodeURIComponent(token)}`,
         origin: 'http://localhost:3000',
       },
     });
@@ -146,9 +153,9 @@ describe('an exchange while Redis is frozen', () => {
     // frozen have run. They came after their deadline and left every code pending.
     expect(await redis.ping()).toBe('PONG');
     for (const code of codes) {
-      // The handoff's key carries the login's slot tag, the code's first eight hex digits.
+      // The handoff's key carries its session's slot tag, the code's first eight hex digits.
       const tag = /^handoff_([0-9a-f]{8})\./.exec(code)?.[1];
-      expect(await redis.get(`ho:{${tag}}${hashToken(code)}`)).toMatch(/^\d+\n\{/);
+      expect(await redis.exists(`ho:{${tag}}${hashToken(code)}`)).toBe(1);
     }
 
     for (const code of codes) {

@@ -190,7 +190,7 @@ describe('the demo platform in Chromium', () => {
     }
   });
 
-  it('refuses a reused handoff code', async () => {
+  it('refuses a reused handoff code: the replaying browser is sent to sign in again, not signed in', async () => {
     let callbackUrl: string | undefined;
     await browser.withPage('reused-code-first-use', async (page, context) => {
       page.on('request', (request) => {
@@ -207,14 +207,17 @@ describe('the demo platform in Chromium', () => {
     expect(callbackUrl).toMatch(/code=handoff_/);
     await browser.withPage('reused-code-replay', async (page, context) => {
       // Another browser starts a login of its own at the demo (the login-CSRF check passes),
-      // then replays alice's callback URL while her session and its code are still live.
+      // then replays alice's callback URL while her session is still live. The code is used
+      // (spec 3.2: used → 404): the demo sends this browser to sign in again.
       await page.goto(`${demo}/`);
       await page.click('text=Sign in');
       await page.locator('input[name="password"]').waitFor();
       const names = (await context.cookies(demo)).map((cookie) => cookie.name);
       expect(names).toContain(PENDING_COOKIE);
       const replay = await page.goto(callbackUrl ?? '');
-      expect(replay?.status()).toBe(403);
+      expect(replay?.status()).toBe(200);
+      await page.locator('input[name="password"]').waitFor();
+      expect(page.url().startsWith(`${demo}/`)).toBe(false);
       await expectSignedOut(context);
     });
   });
@@ -244,8 +247,8 @@ describe('the demo platform in Chromium', () => {
       };
       expect(answer.platform.key).toBe('DEMO');
       expect(answer.user.issuer).toBe(`${gateway}/api/auth/env/PROD`);
-      // Asked again by the same key, the same answer.
-      expect(await (await exchangeWithDemoKey(code)).json()).toEqual(answer);
+      // Spec 3.2: a used code answers 404, also to the key that redeemed it.
+      expect((await exchangeWithDemoKey(code)).status).toBe(404);
     });
   });
 });

@@ -126,8 +126,10 @@ describe('the sign-in journey', () => {
     const target = new URL(landed.location ?? '');
     expect(`${target.origin}${target.pathname}`).toBe('http://localhost:3000/auth/callback');
     code = target.searchParams.get('code') ?? '';
-    // The login's slot tag, then the random part (slot-tags.ts).
-    expect(code).toMatch(/^handoff_[0-9a-f]{8}\.[A-Za-z0-9_-]{43}$/);
+    // The session's slot tag, the random part, then the session's lookup key (slot-tags.ts);
+    // within the 200 characters of spec 8.
+    expect(code).toMatch(/^handoff_([0-9a-f]{8})\.[A-Za-z0-9_-]{43}\.\1\.[A-Za-z0-9_-]{43}$/);
+    expect(code.length).toBeLessThanOrEqual(200);
     const cookie = sessionCookieOf(landed.headers);
     expect(cookie.attributes).toMatch(/HttpOnly/i);
     expect(cookie.attributes).toMatch(/Path=\//i);
@@ -136,7 +138,7 @@ describe('the sign-in journey', () => {
     gatewayToken = cookie.token;
   });
 
-  it('exchanges the code with the key of the pair whose callback got it, and answers that key the same again (spec 4.4)', async () => {
+  it('exchanges the code with the key of the pair whose callback got it, once: a used code answers 404 to that key too (spec 2.9, 3.2, 4.4)', async () => {
     // A key of another pair cannot redeem it; the code stays for its own key.
     expect((await exchange(shopKeys.admin, code)).status).toBe(404);
     expect((await exchange(shopKeys.backend, code)).status).toBe(403);
@@ -159,9 +161,13 @@ describe('the sign-in journey', () => {
       returnTo: 'http://localhost:3000/orders',
     });
     expect(JSON.stringify(body)).not.toMatch(/eyJ[A-Za-z0-9_-]+\./); // no identity token anywhere
-    // A platform that lost the answer asks again and gets the same one (docs/decisions.md).
+    // Spec 2.9: "Atomically single-use"; 3.2: "used or expired | exchange | any | 404"; 4.4:
+    // "invalid, expired, used or wrong-platform code: 404".
     const again = await exchange(shopKeys.web, code);
-    expect({ status: again.status, body: again.body }).toEqual({ status: 200, body });
+    expect({ status: again.status, code: again.body.code }).toEqual({
+      status: 404,
+      code: 'NOT_FOUND',
+    });
     expect((await exchange(shopKeys.admin, code)).status).toBe(404);
   });
 

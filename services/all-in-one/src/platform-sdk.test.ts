@@ -326,11 +326,12 @@ describe('what the callback refuses (spec 4.4)', () => {
     expect((await visit(browser, callbackUrl)).status).toBe(302);
   });
 
-  it('refuses a callback URL replayed in a browser that started its own login, and the code still works for its own browser', async () => {
+  it('refuses a callback URL replayed in a browser that started its own login; the code is spent and its own browser signs in again', async () => {
     const { platform, calls } = sdk();
     const { kept } = serve(platform);
     const victim = newBrowser();
     const callbackUrl = await reachPlatformCallback(victim, t.gateway.url);
+    const other = await reachPlatformCallback(newBrowser(), t.gateway.url);
 
     // The attacker starts a login here (a pending cookie of their own), then opens the
     // victim's callback URL, from the victim's history or an access log.
@@ -338,8 +339,8 @@ describe('what the callback refuses (spec 4.4)', () => {
     expect((await visit(attacker, `${appOrigin}/auth/login?returnTo=%2Fme`)).status).toBe(302);
     const direct = await failureOf(
       platform.handleCallback({
-        code: new URL(callbackUrl).searchParams.get('code') ?? undefined,
-        cookieHeader: attacker.app.headerFor(callbackUrl),
+        code: new URL(other).searchParams.get('code') ?? undefined,
+        cookieHeader: attacker.app.headerFor(other),
       }),
     );
     expect(direct).toMatchObject({ code: 'LOGIN_NOT_THIS_BROWSER', status: undefined });
@@ -350,13 +351,16 @@ describe('what the callback refuses (spec 4.4)', () => {
     expect(kept.size).toBe(0);
     expect((await visit(attacker, `${appOrigin}/`)).text).toBe('signed out');
 
-    // The refusals left the victim's login alone: its own callback signs it in.
+    // The code is used (spec 3.2): the victim's callback sends it to sign in again.
     const landed = await visit(victim, callbackUrl);
     expect(landed.status).toBe(302);
-    expect(landed.location).toBe(`${appOrigin}/me`);
+    expect(landed.location).toBe('/auth/login');
+    expect(kept.size).toBe(0);
+    const again = await visit(victim, await reachPlatformCallback(victim, t.gateway.url));
+    expect(again.location).toBe(`${appOrigin}/me`);
     expect((await visit(victim, `${appOrigin}/`)).text).toBe('user-1');
     expect(kept.size).toBe(1);
-    expect(calls.count('/v1/auth/exchange')).toBe(3);
+    expect(calls.count('/v1/auth/exchange')).toBe(4);
   });
 
   it('refuses a callback whose login carried no nonce or another one', async () => {
@@ -378,22 +382,17 @@ describe('what the callback refuses (spec 4.4)', () => {
       const callbackUrl = callback.location ?? '';
       expect(callbackUrl).toContain('code=handoff_');
 
-      const direct = await failureOf(
-        platform.handleCallback({
-          code: new URL(callbackUrl).searchParams.get('code') ?? undefined,
-          cookieHeader: browser.app.headerFor(callbackUrl),
-        }),
-      );
-      expect(direct.code).toBe('LOGIN_NOT_THIS_BROWSER');
       const refused = await visit(browser, callbackUrl);
       expect(refused.status).toBe(403);
       expect(refused.setCookies.some((c) => c.startsWith('platform_session='))).toBe(false);
     }
     expect(kept.size).toBe(0);
-    expect(calls.count('/v1/auth/exchange')).toBe(4);
+    expect(calls.count('/v1/auth/exchange')).toBe(2);
   });
 
-  it('answers a repeated callback the same session until it is signed out, then refuses the code with NOT_FOUND', async () => {
+  // Spec 2.9: "Atomically single-use"; 3.2: "used or expired | exchange | any | 404"; 4.4:
+  // "invalid, expired, used or wrong-platform code: 404".
+  it('refuses a used code with NOT_FOUND (also the retry after a lost answer); the middleware sends the browser to sign in again, once', async () => {
     const { platform } = sdk();
     serve(platform);
     const browser = newBrowser();
@@ -405,18 +404,25 @@ describe('what the callback refuses (spec 4.4)', () => {
     const first = await platform.handleCallback(request);
     expect(first.result.user.sub).toBe('user-1');
     expect(first.clearCookie).toBe('gw_login_pending=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax');
-    // A retry (the first answer lost) gets the same session (docs/decisions.md).
-    expect((await platform.handleCallback(request)).result).toEqual(first.result);
-    const { gatewayToken } = first.result.session;
-    await platform.logout({ gatewayToken, origin: appOrigin });
     const reused = await failureOf(platform.handleCallback(request));
     expect(reused).toMatchObject({ code: 'NOT_FOUND', status: 404 });
 
-    // Through the middleware: a page without details, and no session.
+    // Through the middleware: no session, and the browser is sent to sign in again.
     const replay = await visit(browser, callbackUrl.href);
-    expect(replay.status).toBe(400);
-    expect(replay.text).not.toMatch(/NOT_FOUND|handoff/);
+    expect(replay.status).toBe(302);
+    expect(replay.location).toBe('/auth/login');
     expect(replay.setCookies.some((c) => c.startsWith('platform_session='))).toBe(false);
+    expect(replay.setCookies.some((c) => c.startsWith('gw_login_again=1;'))).toBe(true);
+    // Once: a used code again within that round (a new pending cookie) shows the page.
+    expect((await visit(browser, `${appOrigin}/auth/login`)).status).toBe(302);
+    const again = await visit(browser, callbackUrl.href);
+    expect(again.status).toBe(400);
+    expect(again.text).not.toMatch(/NOT_FOUND|handoff/);
+    // The new sign-in completes and ends the round.
+    const landed = await visit(browser, await reachPlatformCallback(browser, t.gateway.url));
+    expect(landed.status).toBe(302);
+    expect(landed.setCookies.some((c) => c.startsWith('platform_session='))).toBe(true);
+    expect(landed.setCookies.some((c) => c.startsWith('gw_login_again=;'))).toBe(true);
   });
 
   it('refuses an expired code with the gateway code NOT_FOUND', async () => {

@@ -212,8 +212,9 @@ describe('the login flow on a Redis Cluster', () => {
     const { unexpected, introspections } = await load.stop();
     expect(introspections).toBeGreaterThan(0);
     expect(unexpected).toEqual([]);
-    // One session per code: a repeated exchange answers the first redeem's session.
+    // One session per code, and a used code answers 404 on the new master (spec 3.2).
     expect(pending.map((code) => load.sessionsOf(code).size)).toEqual(pending.map(() => 1));
+    for (const code of pending) expect((await steps().exchange(shop, code)).status).toBe(404);
 
     // A new login in the failed-over slot's shard and elsewhere, with no restart.
     const again = await signIn('user-2');
@@ -290,6 +291,8 @@ describe('the login flow on a Redis Cluster', () => {
           }
         }
         for (const code of pending) {
+          // A platform exchanges a code until its first 200 (or a 404: used or lost).
+          if ((answered.get(code)?.size ?? 0) > 0 || refused.has(code)) continue;
           const answer = await steps().exchange(shop, code);
           const { session } = answer.body as Partial<Exchanged>;
           if (answer.status === 200 && session) answered.get(code)?.add(session.id);

@@ -122,8 +122,8 @@ async function signInOnce(t: GatewayUnderTest): Promise<SignIn> {
   expect(handoffCode).toMatch(/^handoff_/);
   const exchanged = await steps.exchange(keys.web, handoffCode);
   expect(exchanged.status).toBe(200);
-  // Asked again, the same answer (a repeated redemption); an unknown code is refused.
-  expect((await steps.exchange(keys.web, handoffCode)).body).toEqual(exchanged.body);
+  // Spec 3.2: a used code is refused, as is an unknown one.
+  expect((await steps.exchange(keys.web, handoffCode)).status).toBe(404);
   expect((await steps.exchange(keys.web, `handoff_${'x'.repeat(43)}`)).status).toBe(404);
   const session = exchanged.body.session as { gatewayToken: string };
   const introspected = await steps.introspect(keys.backend, session.gatewayToken);
@@ -289,8 +289,7 @@ describe('one sign-in with the login state in PostgreSQL', () => {
     ).toBe(true);
     expect(has(/^gateway_signin_outcomes_total\{.*outcome="handoff".* 1$/)).toBe(true);
     expect(has(/^gateway_handoff_redemptions_total\{.*result="redeemed".* 1$/)).toBe(true);
-    expect(has(/^gateway_handoff_redemptions_total\{.*result="repeated".* 1$/)).toBe(true);
-    expect(has(/^gateway_handoff_redemptions_total\{.*result="refused".* 1$/)).toBe(true);
+    expect(has(/^gateway_handoff_redemptions_total\{.*result="refused".* 2$/)).toBe(true);
     expect(has(/^gateway_introspect_results_total\{.*active="true".* 1$/)).toBe(true);
     expect(has(/^gateway_introspect_results_total\{.*active="false".* 1$/)).toBe(true);
     // Nothing failed: the dependency error counter has no series yet.

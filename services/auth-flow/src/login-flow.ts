@@ -23,7 +23,14 @@ import type {
   SessionRecord,
   TransactionRecord,
 } from './store/auth-flow-store.js';
-import { hashCredential, slotTagOf, taggedToken } from './store/slot-tags.js';
+import {
+  hashCredential,
+  newHandoffCode,
+  newState,
+  slotTagOf,
+  taggedToken,
+  transactionKeyOf,
+} from './store/slot-tags.js';
 import {
   findUser,
   grantRole,
@@ -101,10 +108,11 @@ async function startLogin(
   });
   const client = await deps.environments.get(prepared.environmentKey);
   const document = await deps.discovery.get(client.issuer);
-  // The state carries the transaction's slot tag, as the session token and the code will.
+  // The state carries the transaction's slot tag and id; the session token and the code will
+  // carry the tag.
   const id = randomUUID();
   const secrets = {
-    state: taggedToken(slotTagOf(id)),
+    state: newState(id),
     nonce: randomToken(),
     verifier: randomToken(),
   };
@@ -249,7 +257,7 @@ async function endRefusedLogin(
   at: Date,
   attempt: SignInAttempt,
 ): Promise<never> {
-  const transaction = await deps.store.consumeTransaction(hashCredential(state), at.getTime());
+  const transaction = await consumeByState(deps, state, at);
   if (transaction !== undefined) noteTransaction(attempt, transaction);
   throw authorizationErrorRefusal(identityError);
 }
@@ -261,6 +269,16 @@ function noteTransaction(attempt: SignInAttempt, transaction: TransactionRecord)
   attempt.environmentKey = transaction.environmentKey;
 }
 
+/** Spec 3.1: the transaction the state names, consumed once; undefined for any other state. */
+async function consumeByState(
+  deps: LoginDeps,
+  state: string,
+  at: Date,
+): Promise<TransactionRecord | undefined> {
+  const key = transactionKeyOf(state);
+  return key === undefined ? undefined : deps.store.consumeTransaction(key, at.getTime());
+}
+
 /** Steps 1 and 2: the transaction, consumed once, and its environment captured at start. */
 async function consumeTransaction(
   deps: LoginDeps,
@@ -268,7 +286,7 @@ async function consumeTransaction(
   at: Date,
   attempt: SignInAttempt,
 ): Promise<{ transaction: TransactionRecord; client: Client }> {
-  const transaction = await deps.store.consumeTransaction(hashCredential(state), at.getTime());
+  const transaction = await consumeByState(deps, state, at);
   if (transaction === undefined) {
     throw new GatewayError('NOT_FOUND', 'The login is unknown, expired or already used.');
   }
@@ -526,8 +544,9 @@ async function nextStep(
 
 /**
  * Spec 2.9: a handoff code, stored as a hash, single use, at most one per transaction. It
- * carries what the exchange answers (spec 4.4) and names its session, so the exchange is one
- * atomic redeem: no other read.
+ * carries what the exchange answers (spec 4.4) and names its session; the code carries the
+ * session's lookup key and sits in the session's slot (slot-tags.ts), so the exchange is one
+ * atomic redeem in one round trip: no other read.
  */
 function newHandoff(
   deps: LoginDeps,
@@ -536,7 +555,7 @@ function newHandoff(
   sessionToken: string,
   snapshot: HandoffSnapshot,
 ): { code: string; record: HandoffRecord } {
-  const code = taggedToken(slotTagOf(transaction.id), 'handoff_');
+  const code = newHandoffCode(session.tokenHash, slotTagOf(transaction.id));
   const codeHash = hashCredential(code);
   const createdAt = deps.now().getTime();
   return {

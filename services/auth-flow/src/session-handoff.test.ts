@@ -17,7 +17,7 @@ import { createLoginFlow } from './login-flow.js';
 import { createSessionHandoff } from './session-handoff.js';
 import type { AuthFlowStore, SessionRecord, TransactionRecord } from './store/auth-flow-store.js';
 import { createSqlAuthFlowStore } from './store/sql-auth-flow-store.js';
-import { MINUTE, newTransaction } from './store/testing/fixtures.js';
+import { MINUTE, newTransaction, stateOf } from './store/testing/fixtures.js';
 import { hashCredential } from './store/slot-tags.js';
 import { openRedisStore, type RedisStoreHandle } from './store/testing/store-harness.js';
 import { testAuthFlowDeps } from './testing/test-deps.js';
@@ -179,7 +179,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
       returnTo: 'https://shop.example.com/orders',
     });
     await store.createTransaction(transaction);
-    await store.consumeTransaction(transaction.stateHash, now);
+    await store.consumeTransaction(stateOf(transaction), now);
     const token = randomToken();
     const session: SessionRecord = {
       id: randomUUID(),
@@ -268,14 +268,15 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     expect(made).toEqual(['getPlatformSessionPolicy']);
     // The one atomic redeem: a statement of the SQL store, a Lua script on Redis.
     expect(ran).toEqual(store.kind === 'sql' ? [expect.stringMatching(/^with target as/)] : []);
-    // Asked again, it answers the same, the same way.
-    const again = await counting(() => exchange(code));
-    expect(again.answer).toEqual(answer);
+    // Asked again, the used code is refused by the same one step (spec 3.2: used → 404).
+    const again = await counting(() => refusal(exchange(code)));
+    expect(again.answer).toBe('NOT_FOUND');
     expect(again.statements).toHaveLength(ran.length);
-    expect(again.calls).toEqual(made);
   });
 
-  it('a repeated exchange answers the first answer, the same session and gateway token, until the session is signed out (spec 4.4, 3.3)', async () => {
+  // Spec 2.9: "Atomically single-use"; 3.2: "used or expired | exchange | any | 404"; 4.4:
+  // "invalid, expired, used or wrong-platform code: 404".
+  it('a used code answers 404 NOT_FOUND to its own key and to every other (spec 2.9, 3.2, 4.4)', async () => {
     const user = await newUser();
     const { session, token, code } = await resumed(user);
     const first = await exchange(code);
@@ -284,11 +285,10 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
       expiresAt: new Date(session.expiresAt).toISOString(),
       gatewayToken: token,
     });
-    await expect(exchange(code)).resolves.toEqual(first);
-    await expect(exchange(code)).resolves.toEqual(first);
-
-    // A signed-out session is not handed out again.
-    await store.revokeSession(hashToken(token), Date.now());
+    expect(await refusal(exchange(code))).toBe('NOT_FOUND');
+    expect(
+      await refusal(handoff.exchange({ code, platformKey: 'OTHER', callbackUrl: CALLBACK })),
+    ).toBe('NOT_FOUND');
     expect(await refusal(exchange(code))).toBe('NOT_FOUND');
   });
 
@@ -342,11 +342,6 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
       await refusal(handoff.exchange({ code, platformKey: 'OTHER', callbackUrl: CALLBACK })),
     ).toBe('NOT_FOUND');
     expect((await exchange(code)).platformKey).toBe('SHOP');
-    // After the redeem as before it.
-    expect(
-      await refusal(handoff.exchange({ code, platformKey: 'OTHER', callbackUrl: CALLBACK })),
-    ).toBe('NOT_FOUND');
-    expect((await exchange(code)).platformKey).toBe('SHOP');
   });
 
   it('introspection answers from the session record and one read of the status; a suspended or deleted user is inactive at the next call (spec 4.5)', async () => {
@@ -380,7 +375,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
     ).toBe('CONFLICT');
   });
 
-  it('keeps the session token encrypted in the stored handoff, pending and redeemed, and no other secret (spec 2.9)', async () => {
+  it('keeps the session token encrypted in the stored handoff while pending, and no other secret; nothing of it once redeemed (spec 2.9)', async () => {
     const user = await newUser();
     const { token, code } = await resumed(user);
     const codeHash = hashCredential(code);
@@ -389,11 +384,15 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
         ? JSON.stringify(await db.knex('authflow.handoffs').where({ code_hash: codeHash }).first())
         : await redis.redis.get(`ho:${codeHash.replace(/^([0-9a-f]{8})\./, '{$1}')}`);
     const pending = await stored();
+    expect(pending).toContain(hashToken(token));
+    expect(pending).not.toContain(token);
+    expect(pending).not.toContain(code);
+    const sealed = /"(v1\.[^"]+)"/.exec(pending ?? '')?.[1];
+    expect(sealed).toBeDefined();
     await exchange(code);
-    for (const value of [pending, await stored()]) {
-      expect(value).toContain(hashToken(token));
-      expect(value).not.toContain(token);
-      expect(value).not.toContain(code);
-    }
+    // Redis deletes the handoff; SQL keeps the row, without the sealed token.
+    const redeemed = await stored();
+    if (store.kind === 'redis') expect(redeemed).toBe(null);
+    expect(redeemed ?? '').not.toContain(sealed ?? 'none');
   });
 });

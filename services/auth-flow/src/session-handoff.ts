@@ -6,7 +6,7 @@ import { exercisablePermissions } from './platform-session-policy.js';
 import type { SessionRecord } from './store/auth-flow-store.js';
 import { isUserActive } from './user-status-watch.js';
 import { userStatus } from './users.js';
-import { hashCredential } from './store/slot-tags.js';
+import { handoffKeyOf, hashCredential } from './store/slot-tags.js';
 
 export type SessionHandoff = ReturnType<typeof createSessionHandoff>;
 
@@ -43,23 +43,24 @@ const tooLate = () =>
   new GatewayError('SERVICE_UNAVAILABLE', 'A gateway dependency is unavailable.');
 
 /**
- * Redeems a handoff code. The code must have been sent to the callback the presenting key
- * serves (spec 4.4, 5: a key of one pair cannot redeem codes of another); a code presented by
- * the wrong key answers 404 and stays redeemable by the right one. The right key may repeat
- * the exchange until the code expires and gets the same answer (docs/decisions.md), so a
- * platform that got a 503 or no answer can retry. `permissions` are those the session can
- * exercise (platform-session-policy.ts): the session's snapshot.
+ * Redeems a handoff code, atomically single use (spec 2.9, 3.2, 4.4): an invalid, expired,
+ * used or wrong-platform code answers 404, to every key, its own included. The code must have
+ * been sent to the callback the presenting key serves (spec 4.4, 5: a key of one pair cannot
+ * redeem codes of another); a code presented by the wrong key answers 404 and stays
+ * redeemable by the right one. A 503 spends nothing (see redeem), so a platform may retry
+ * after it. `permissions` are those the session can exercise (platform-session-policy.ts):
+ * the session's snapshot.
  */
 async function exchange(deps: HandoffDeps, request: ExchangeRequest): Promise<ExchangeAnswer> {
   try {
-    const { answer, repeated } = await redeem(deps, request);
+    const answer = await redeem(deps, request);
     const permissions = await exercisablePermissions(
       deps.registry,
       { platformKey: answer.platformKey, createdAt: undefined, permissions: answer.permissions },
       deps.settings,
     );
     if (permissions === undefined) throw invalidCode();
-    gatewayMetrics.recordHandoffRedemption(repeated ? 'repeated' : 'redeemed');
+    gatewayMetrics.recordHandoffRedemption('redeemed');
     return { ...answer, permissions };
   } catch (error) {
     gatewayMetrics.recordHandoffRedemption('refused');
@@ -69,15 +70,14 @@ async function exchange(deps: HandoffDeps, request: ExchangeRequest): Promise<Ex
 
 /**
  * One atomic step: redeems the code and reads its session, refused when the session was
- * revoked or expired since issuance (spec 3.2, 3.3: a session signed out is not revived by a
- * repeated exchange either), or when the code was sent to another platform or callback (which
- * leaves it as it was). A redeem that reaches the store after the caller's deadline changes
- * nothing and answers 503 like a store time-out. The answer comes from the handoff's
- * snapshot and the live session, with no other read.
+ * revoked or expired since issuance (spec 3.2, 3.3), or when the code was sent to another
+ * platform or callback (which leaves it as it was). A redeem that reaches the store after the
+ * caller's deadline changes nothing and answers 503 like a store time-out. The answer comes
+ * from the handoff's snapshot and the live session, with no other read.
  */
-async function redeem(deps: HandoffDeps, request: ExchangeRequest) {
+async function redeem(deps: HandoffDeps, request: ExchangeRequest): Promise<ExchangeAnswer> {
   const handoff = await deps.store.redeemHandoff(
-    hashCredential(request.code),
+    handoffKeyOf(request.code),
     deps.now().getTime(),
     { platformKey: request.platformKey, callbackUrl: request.callbackUrl },
     request.deadline,
@@ -89,8 +89,7 @@ async function redeem(deps: HandoffDeps, request: ExchangeRequest) {
     handoff.sessionTokenEncrypted,
     `handoff:${handoff.codeHash}`,
   );
-  const answer = exchangeAnswerOf({ ...handoff, session }, sessionToken);
-  return { answer, repeated: handoff.repeated === true };
+  return exchangeAnswerOf({ ...handoff, session }, sessionToken);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { isCookieName } from '../cookies.js';
+import { deleteCookie, isCookieName, readCookie, serializeCookie } from '../cookies.js';
 import { GatewayPlatformError } from '../errors.js';
 import type { GatewayPlatform } from '../gateway-platform.js';
 import type { ExchangeResult } from '../gateway-types.js';
@@ -101,7 +101,8 @@ function callbackFailure(error: GatewayPlatformError): { status: number; text: s
       ) {
         return { status: 500, text: 'Sign-in is not available at the moment.' };
       }
-      // INVALID_CODE, or the gateway's NOT_FOUND (expired or used code), VALIDATION_ERROR.
+      // INVALID_CODE, the gateway's NOT_FOUND (expired or used code) once the browser was
+      // sent to sign in again already, VALIDATION_ERROR.
       return {
         status: 400,
         text: 'This sign-in link is invalid or has expired. Please sign in again.',
@@ -194,6 +195,38 @@ function startSignInRoute(platform: GatewayPlatform, settings: ResolvedOptions):
   };
 }
 
+/**
+ * Set while the browser signs in again after a used or expired code, so a second such code
+ * shows the page instead of another round (a key of the wrong pair gets 404 for every code).
+ */
+const SIGN_IN_AGAIN_COOKIE = 'gw_login_again';
+const SIGN_IN_AGAIN_SECONDS = 300;
+
+/**
+ * Spec 3.2, 4.4: the gateway answers a used or expired code 404 NOT_FOUND (also the retry of
+ * an exchange whose 200 was lost). The browser is sent to sign in again, once: its gateway
+ * session usually makes that a round of redirects. Answers whether it was sent.
+ */
+function signInAgain(
+  req: Request,
+  res: Response,
+  error: GatewayPlatformError,
+  target: { loginPath: string; secure: boolean },
+): boolean {
+  if (error.code !== 'NOT_FOUND' || error.status !== 404) return false;
+  if (readCookie(req.headers.cookie, SIGN_IN_AGAIN_COOKIE) !== undefined) return false;
+  res.append(
+    'Set-Cookie',
+    serializeCookie(SIGN_IN_AGAIN_COOKIE, '1', {
+      maxAgeSeconds: SIGN_IN_AGAIN_SECONDS,
+      path: '/',
+      secure: target.secure,
+    }),
+  );
+  res.redirect(302, `${req.baseUrl}${target.loginPath}`);
+  return true;
+}
+
 /** Spec 4.4: the callback, the exchange, then the platform's own session (spec 1 step 5). */
 function finishSignInRoute(
   platform: GatewayPlatform,
@@ -217,11 +250,17 @@ function finishSignInRoute(
       if (error.code !== 'GATEWAY_UNAVAILABLE') {
         res.append('Set-Cookie', platform.clearPendingCookie());
       }
+      const secure = platform.settings.secureCookies;
+      if (signInAgain(req, res, error, { loginPath: settings.loginPath, secure })) return;
       const { status, text } = callbackFailure(error);
       sendText(res, status, text);
       return;
     }
     res.append('Set-Cookie', platform.clearPendingCookie());
+    if (readCookie(req.headers.cookie, SIGN_IN_AGAIN_COOKIE) !== undefined) {
+      const secure = platform.settings.secureCookies;
+      res.append('Set-Cookie', deleteCookie(SIGN_IN_AGAIN_COOKIE, { path: '/', secure }));
+    }
     // A new session id at every sign-in (no session fixation); the previous one is ended.
     const previous = sessions.keyOf(req);
     if (previous !== undefined) await sessions.end(previous);

@@ -224,7 +224,7 @@ export type paths = {
     put?: never;
     /**
      * Redeem a handoff code for the session and user (platform backend).
-     * @description Basic authentication with the BFF key of the redirect pair whose callback received the code. Credentials are checked before the body. The platform must reject the answer when `environment` is not the one it expects. After a 503 or no answer, the same code with the same key may be sent again until the code expires: it answers the same session, created once.
+     * @description Basic authentication with the BFF key of the redirect pair whose callback received the code. Credentials are checked before the body. The platform must reject the answer when `environment` is not the one it expects. A code is redeemed once: a used code answers 404, also to its own key. A 503 spends nothing: after it, or no answer, the same code with the same key may be sent again until the code expires.
      */
     post: operations['exchangeAuthenticationHandoff'];
     delete?: never;
@@ -2829,7 +2829,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Invalid, expired or wrong-platform code, or its session ended since (NOT_FOUND). */
+      /** @description Invalid, expired, used or wrong-platform code, or its session ended (NOT_FOUND). */
       404: {
         headers: {
           [name: string]: unknown;

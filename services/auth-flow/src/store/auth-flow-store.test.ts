@@ -13,12 +13,14 @@ import type {
 import {
   MINUTE,
   hashIn,
+  keyOf,
   newHandoff,
   newHandoffSnapshot,
   newSession,
   newSessionSnapshot,
   newTransaction,
   presenterOf,
+  stateOf,
 } from './testing/fixtures.js';
 import { storeFactories } from './testing/store-harness.js';
 import type { OpenStore } from './testing/store-harness.js';
@@ -57,7 +59,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
   async function consumedTransaction(now: number) {
     const transaction = newTransaction(now);
     await store.createTransaction(transaction);
-    const consumed = await store.consumeTransaction(transaction.stateHash, now);
+    const consumed = await store.consumeTransaction(stateOf(transaction), now);
     if (!consumed) throw new Error('consume failed');
     return consumed;
   }
@@ -68,17 +70,17 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const transaction = newTransaction(now);
       await store.createTransaction(transaction);
 
-      const consumed = await store.consumeTransaction(transaction.stateHash, now + 1_000);
+      const consumed = await store.consumeTransaction(stateOf(transaction), now + 1_000);
       expect(consumed).toEqual({ ...transaction, consumedAt: now + 1_000 });
-      await expect(store.consumeTransaction(transaction.stateHash, now + 2_000)).resolves.toBe(
+      await expect(store.consumeTransaction(stateOf(transaction), now + 2_000)).resolves.toBe(
         undefined,
       );
     });
 
     it('an unknown state hash consumes nothing', async () => {
-      await expect(store.consumeTransaction('no-such-state-hash', Date.now())).resolves.toBe(
-        undefined,
-      );
+      await expect(
+        store.consumeTransaction(stateOf(newTransaction(Date.now())), Date.now()),
+      ).resolves.toBe(undefined);
     });
 
     it('an expired transaction cannot be consumed (now >= expiresAt, exact to the millisecond, before Redis evicts it)', async () => {
@@ -87,14 +89,14 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.createTransaction(transaction);
 
       await expect(
-        store.consumeTransaction(transaction.stateHash, transaction.expiresAt),
+        store.consumeTransaction(stateOf(transaction), transaction.expiresAt),
       ).resolves.toBe(undefined);
       await expect(
-        store.consumeTransaction(transaction.stateHash, transaction.expiresAt + 1),
+        store.consumeTransaction(stateOf(transaction), transaction.expiresAt + 1),
       ).resolves.toBe(undefined);
       // Still consumable one millisecond earlier: the refusals above changed nothing.
       const consumed = await store.consumeTransaction(
-        transaction.stateHash,
+        stateOf(transaction),
         transaction.expiresAt - 1,
       );
       expect(consumed?.id).toBe(transaction.id);
@@ -105,7 +107,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const transaction = newTransaction(now);
       await store.createTransaction(transaction);
 
-      const results = await spread((peer) => peer.consumeTransaction(transaction.stateHash, now));
+      const results = await spread((peer) => peer.consumeTransaction(stateOf(transaction), now));
       const winners = results.filter((result) => result !== undefined);
       expect(winners).toHaveLength(1);
       expect(winners[0]?.id).toBe(transaction.id);
@@ -119,7 +121,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         store.createTransaction(newTransaction(now, { stateHash: first.stateHash })),
       ).rejects.toThrow();
       // The first one is intact.
-      expect((await store.consumeTransaction(first.stateHash, now))?.id).toBe(first.id);
+      expect((await store.consumeTransaction(stateOf(first), now))?.id).toBe(first.id);
     });
 
     it('getTransaction reads a transaction, consumed or not; unknown or malformed ids are undefined', async () => {
@@ -127,7 +129,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const transaction = newTransaction(now);
       await store.createTransaction(transaction);
       await expect(store.getTransaction(transaction.id)).resolves.toEqual(transaction);
-      await store.consumeTransaction(transaction.stateHash, now);
+      await store.consumeTransaction(stateOf(transaction), now);
       await expect(store.getTransaction(transaction.id)).resolves.toEqual({
         ...transaction,
         consumedAt: now,
@@ -167,7 +169,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         expiresAt: binding.keepUntil,
       });
       // The state stays spent after the bind.
-      await expect(store.consumeTransaction(transaction.stateHash, now)).resolves.toBe(undefined);
+      await expect(store.consumeTransaction(stateOf(transaction), now)).resolves.toBe(undefined);
     });
 
     it('bindTransaction never shortens the expiry (keepUntil earlier than expiresAt)', async () => {
@@ -191,7 +193,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
 
       const shortLived = newTransaction(now, { expiresAt: now + 300 });
       await store.createTransaction(shortLived);
-      await store.consumeTransaction(shortLived.stateHash, now);
+      await store.consumeTransaction(stateOf(shortLived), now);
       await sleep(shortLived.expiresAt - Date.now() + 50);
       await expect(store.bindTransaction(shortLived.id, binding)).resolves.toBe('not_found');
     });
@@ -231,7 +233,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
 
       await expect(store.issueHandoff(first)).resolves.toBe('issued');
       await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
-      await expect(store.redeemHandoff(first.codeHash, now, presenterOf(first))).resolves.toEqual(
+      await expect(store.redeemHandoff(keyOf(first), now, presenterOf(first))).resolves.toEqual(
         first,
       );
       await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
@@ -243,9 +245,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const first = newHandoff(transaction, now, { expiresAt: now + 300 });
       await expect(store.issueHandoff(first)).resolves.toBe('issued');
       await sleep(first.expiresAt - Date.now() + 50);
-      await expect(
-        store.redeemHandoff(first.codeHash, Date.now(), presenterOf(first)),
-      ).resolves.toBe(undefined);
+      await expect(store.redeemHandoff(keyOf(first), Date.now(), presenterOf(first))).resolves.toBe(
+        undefined,
+      );
       await expect(store.issueHandoff(newHandoff(transaction, Date.now()))).resolves.toBe(
         'conflict',
       );
@@ -264,12 +266,12 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       expect(results.filter((result) => result === 'issued')).toHaveLength(1);
       const issued = handoffs[results.indexOf('issued')];
       if (!issued) throw new Error('none issued');
-      await expect(store.redeemHandoff(issued.codeHash, now, presenterOf(issued))).resolves.toEqual(
+      await expect(store.redeemHandoff(keyOf(issued), now, presenterOf(issued))).resolves.toEqual(
         issued,
       );
       const losers = handoffs.filter((handoff) => handoff !== issued);
       for (const loser of losers.slice(0, 3)) {
-        await expect(store.redeemHandoff(loser.codeHash, now, presenterOf(loser))).resolves.toBe(
+        await expect(store.redeemHandoff(keyOf(loser), now, presenterOf(loser))).resolves.toBe(
           undefined,
         );
       }
@@ -282,10 +284,10 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
 
       await expect(
-        store.redeemHandoff(handoff.codeHash, now + 1_000, presenterOf(handoff)),
+        store.redeemHandoff(keyOf(handoff), now + 1_000, presenterOf(handoff)),
       ).resolves.toEqual(handoff);
       await expect(
-        store.redeemHandoff(handoff.codeHash, now + 2_000, presenterOf(handoff)),
+        store.redeemHandoff(keyOf(handoff), now + 2_000, presenterOf(handoff)),
       ).resolves.toBe(undefined);
     });
 
@@ -308,12 +310,11 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         { platformKey: `${own.platformKey}_OTHER`, callbackUrl: 'https://other.example.com/cb' },
       ];
       for (const stranger of strangers) {
-        await expect(store.redeemHandoff(handoff.codeHash, now, stranger)).resolves.toBe(undefined);
+        await expect(store.redeemHandoff(keyOf(handoff), now, stranger)).resolves.toBe(undefined);
       }
-      const first = await redeemed(store.redeemHandoff(handoff.codeHash, now, own));
+      const first = await redeemed(store.redeemHandoff(keyOf(handoff), now, own));
       expect(first?.codeHash).toBe(handoff.codeHash);
       expect(first?.session?.permissions).toEqual(session.permissions);
-      expect(first?.repeated).toBe(undefined);
     });
 
     it(`${CONCURRENT_CALLS} concurrent redeemHandoff calls of one code over separate connections: exactly one wins`, async () => {
@@ -323,7 +324,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
 
       const results = await spread((peer) =>
-        peer.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+        peer.redeemHandoff(keyOf(handoff), now, presenterOf(handoff)),
       );
       const winners = results.filter((result) => result !== undefined);
       expect(winners).toEqual([handoff]);
@@ -337,7 +338,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
 
       const results = await Promise.all(
         Array.from({ length: CONCURRENT_CALLS }, () =>
-          store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+          store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff)),
         ),
       );
       expect(results.filter((result) => result !== undefined)).toEqual([handoff]);
@@ -350,20 +351,47 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
 
       await expect(
-        store.redeemHandoff(handoff.codeHash, handoff.expiresAt, presenterOf(handoff)),
+        store.redeemHandoff(keyOf(handoff), handoff.expiresAt, presenterOf(handoff)),
       ).resolves.toBe(undefined);
       await expect(
-        store.redeemHandoff(handoff.codeHash, handoff.expiresAt + 1, presenterOf(handoff)),
+        store.redeemHandoff(keyOf(handoff), handoff.expiresAt + 1, presenterOf(handoff)),
       ).resolves.toBe(undefined);
       // One millisecond before the expiry it was still redeemable: the refusals changed nothing.
       await expect(
-        store.redeemHandoff(handoff.codeHash, handoff.expiresAt - 1, presenterOf(handoff)),
+        store.redeemHandoff(keyOf(handoff), handoff.expiresAt - 1, presenterOf(handoff)),
       ).resolves.toEqual(handoff);
+    });
+
+    it('a code or a state whose parts name two slots names nothing (no CROSSSLOT on a Cluster)', async () => {
+      const now = Date.now();
+      const presenter = { platformKey: 'SHOP', callbackUrl: 'https://shop.example.com/cb' };
+      for (const sessionTokenHash of ['aaaaaaaa.' + 'A'.repeat(43), 'B'.repeat(43)]) {
+        await expect(
+          store.redeemHandoff(
+            { codeHash: `bbbbbbbb.${'C'.repeat(43)}`, sessionTokenHash },
+            now,
+            presenter,
+          ),
+        ).resolves.toBe(undefined);
+      }
+      const transaction = newTransaction(now);
+      await store.createTransaction(transaction);
+      const elsewhere = newTransaction(now);
+      await expect(
+        store.consumeTransaction(
+          { stateHash: elsewhere.stateHash, transactionId: transaction.id },
+          now,
+        ),
+      ).resolves.toBe(undefined);
+      await expect(
+        store.consumeTransaction({ stateHash: transaction.stateHash, transactionId: 'x' }, now),
+      ).resolves.toBe(undefined);
+      expect((await store.consumeTransaction(stateOf(transaction), now))?.id).toBe(transaction.id);
     });
 
     it('an unknown code redeems nothing', async () => {
       await expect(
-        store.redeemHandoff('no-such-code-hash', Date.now(), {
+        store.redeemHandoff({ codeHash: 'no-such-code-hash' }, Date.now(), {
           platformKey: 'SHOP',
           callbackUrl: 'https://shop.example.com/cb',
         }),
@@ -512,7 +540,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         const transaction = newTransaction(now, { centralOnboardingEnabled });
         await store.createTransaction(transaction);
         await expect(store.getTransaction(transaction.id)).resolves.toEqual(transaction);
-        const consumed = await store.consumeTransaction(transaction.stateHash, now);
+        const consumed = await store.consumeTransaction(stateOf(transaction), now);
         expect(consumed?.centralOnboardingEnabled).toBe(centralOnboardingEnabled);
       }
     });
@@ -541,12 +569,12 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const handoff = handoffOf(transaction, session, now);
       await store.issueHandoff(handoff);
 
-      await expect(
-        store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
-      ).resolves.toEqual({
-        ...handoff,
-        session: { expiresAt: session.expiresAt, permissions: session.permissions },
-      });
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff))).resolves.toEqual(
+        {
+          ...handoff,
+          session: { expiresAt: session.expiresAt, permissions: session.permissions },
+        },
+      );
     });
 
     it('redeemHandoff answers the permissions as they are now: stripped since issuance means none (spec 3.3)', async () => {
@@ -558,9 +586,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
       await store.stripUserPermissions(session.userId);
 
-      const answer = await redeemed(
-        store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
-      );
+      const answer = await redeemed(store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff)));
       expect(answer?.session).toEqual({ expiresAt: session.expiresAt, permissions: [] });
     });
 
@@ -583,9 +609,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         const handoff = handoffOf(transaction, session, now);
         await store.issueHandoff(handoff);
         await end(session);
-        await expect(
-          store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
-        ).resolves.toBe(undefined);
+        await expect(store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff))).resolves.toBe(
+          undefined,
+        );
       }
 
       // Expired: redeemed at the session's expiry (the handoff itself still pending).
@@ -595,15 +621,15 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const handoff = handoffOf(transaction, session, now);
       await store.issueHandoff(handoff);
       await expect(
-        store.redeemHandoff(handoff.codeHash, session.expiresAt, presenterOf(handoff)),
+        store.redeemHandoff(keyOf(handoff), session.expiresAt, presenterOf(handoff)),
       ).resolves.toBe(undefined);
       // The refusal spent the code.
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff))).resolves.toBe(
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff))).resolves.toBe(
         undefined,
       );
     });
 
-    it(`${CONCURRENT_CALLS} concurrent redeems of a code naming its session: exactly one redeems it, every other call repeats that answer`, async () => {
+    it(`${CONCURRENT_CALLS} concurrent redeems of a code naming its session: exactly one redeems it, every other call answers undefined (spec 2.9: atomically single use)`, async () => {
       const now = Date.now();
       const transaction = await consumedTransaction(now);
       const session = newSession(now);
@@ -612,20 +638,15 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.issueHandoff(handoff);
 
       const results = await spread((peer) =>
-        peer.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
+        peer.redeemHandoff(keyOf(handoff), now, presenterOf(handoff)),
       );
-      const answer = {
-        ...handoff,
-        session: { expiresAt: session.expiresAt, permissions: session.permissions },
-      };
-      const repeats = results.filter((result) => typeof result === 'object' && result.repeated);
-      expect(results.filter((result) => !repeats.includes(result))).toEqual([answer]);
-      expect(repeats).toHaveLength(CONCURRENT_CALLS - 1);
-      for (const repeat of repeats) expect(repeat).toEqual({ ...answer, repeated: true });
+      expect(results.filter((result) => result !== undefined)).toEqual([
+        { ...handoff, session: { expiresAt: session.expiresAt, permissions: session.permissions } },
+      ]);
     });
   });
 
-  describe('a repeated redeem and the caller deadline (spec 4.4, docs/decisions.md)', () => {
+  describe('a used code and the caller deadline (spec 2.9, 3.2, 4.4)', () => {
     /** A pending handoff naming a live session, and the answer its redeem gives. */
     async function issuedWithSession(now: number) {
       const transaction = await consumedTransaction(now);
@@ -640,83 +661,66 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       return { handoff, session, answer, presenter: presenterOf(handoff) };
     }
 
-    it("answers the code's presenter the same record again, marked repeated, until the handoff expires (exact to the millisecond)", async () => {
+    // Spec 2.9: "Atomically single-use"; 3.2: "used or expired | exchange | any | 404"; 4.4:
+    // "invalid, expired, used or wrong-platform code: 404".
+    it("answers a used code undefined to its own presenter, at once and until the handoff's expiry, and to every other", async () => {
       const now = Date.now();
       const { handoff, answer, presenter } = await issuedWithSession(now);
 
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual(answer);
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenter)).resolves.toEqual(answer);
       for (const at of [now, now + 1_000, handoff.expiresAt - 1]) {
-        await expect(store.redeemHandoff(handoff.codeHash, at, presenter)).resolves.toEqual({
-          ...answer,
-          repeated: true,
-        });
+        await expect(store.redeemHandoff(keyOf(handoff), at, presenter)).resolves.toBe(undefined);
       }
-      await expect(
-        store.redeemHandoff(handoff.codeHash, handoff.expiresAt, presenter),
-      ).resolves.toBe(undefined);
-    });
-
-    it("answers another platform's or callback's presenter undefined after the redeem as before it, and the code's own presenter still gets its answer", async () => {
-      const now = Date.now();
-      const { handoff, answer, presenter } = await issuedWithSession(now);
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual(answer);
-
       for (const stranger of [
         { ...presenter, platformKey: `${presenter.platformKey}_OTHER` },
         { ...presenter, callbackUrl: `${presenter.callbackUrl}/other` },
       ]) {
-        await expect(store.redeemHandoff(handoff.codeHash, now, stranger)).resolves.toBe(undefined);
+        await expect(store.redeemHandoff(keyOf(handoff), now, stranger)).resolves.toBe(undefined);
       }
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual({
-        ...answer,
-        repeated: true,
-      });
     });
 
-    it('answers a repeat the permissions as they are now, and nothing once the session was revoked: the code does not come back', async () => {
+    it('finds a handoff only with the session its code carries: another or none answers undefined and leaves it pending', async () => {
       const now = Date.now();
-      const { handoff, session, answer, presenter } = await issuedWithSession(now);
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual(answer);
+      const { handoff, answer, presenter } = await issuedWithSession(now);
+      const tag = handoff.codeHash.slice(0, 8);
 
-      await store.stripUserPermissions(session.userId);
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toEqual({
-        ...answer,
-        session: { expiresAt: session.expiresAt, permissions: [] },
-        repeated: true,
-      });
-      await store.revokeSession(session.tokenHash, now);
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter)).resolves.toBe(undefined);
+      for (const other of [
+        { codeHash: handoff.codeHash },
+        { codeHash: handoff.codeHash, sessionTokenHash: `${tag}.${'A'.repeat(43)}` },
+      ]) {
+        await expect(store.redeemHandoff(other, now, presenter)).resolves.toBe(undefined);
+      }
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenter)).resolves.toEqual(answer);
     });
 
-    it("answers too_late and changes nothing once the caller's deadline has passed by the store's clock; a redeem in time is then the first", async () => {
+    it("answers too_late and changes nothing once the caller's deadline has passed by the store's clock; a redeem in time then redeems, and a late one after it still changes nothing", async () => {
       const now = Date.now();
       const { handoff, answer, presenter } = await issuedWithSession(now);
       const passed = () => Date.now() - MINUTE;
       const ahead = () => Date.now() + MINUTE;
 
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, passed())).resolves.toBe(
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenter, passed())).resolves.toBe(
         'too_late',
       );
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, ahead())).resolves.toEqual(
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenter, ahead())).resolves.toEqual(
         answer,
       );
-      // Too late for a repeat as well; in time, the repeat answers.
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, passed())).resolves.toBe(
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenter, passed())).resolves.toBe(
         'too_late',
       );
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenter, ahead())).resolves.toEqual(
-        { ...answer, repeated: true },
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenter, ahead())).resolves.toBe(
+        undefined,
       );
 
-      // A single-use handoff (naming no session) is not spent by a late redeem either.
+      // A handoff naming no session is not spent by a late redeem either.
       const transaction = await consumedTransaction(now);
       const single = newHandoff(transaction, now);
       await store.issueHandoff(single);
       await expect(
-        store.redeemHandoff(single.codeHash, now, presenterOf(single), passed()),
+        store.redeemHandoff(keyOf(single), now, presenterOf(single), passed()),
       ).resolves.toBe('too_late');
       await expect(
-        store.redeemHandoff(single.codeHash, now, presenterOf(single), ahead()),
+        store.redeemHandoff(keyOf(single), now, presenterOf(single), ahead()),
       ).resolves.toEqual(single);
     });
   });
@@ -765,12 +769,12 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         }),
       ).resolves.toBe('bound');
       await expect(store.issueHandoff(newHandoff(transaction, now))).resolves.toBe('conflict');
-      await expect(
-        store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
-      ).resolves.toEqual({
-        ...handoff,
-        session: { expiresAt: session.expiresAt, permissions: session.permissions },
-      });
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff))).resolves.toEqual(
+        {
+          ...handoff,
+          session: { expiresAt: session.expiresAt, permissions: session.permissions },
+        },
+      );
     });
 
     it('writes nothing when the transaction is already bound, unknown, unconsumed or expired', async () => {
@@ -785,7 +789,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       await store.createTransaction(unconsumed);
       const shortLived = newTransaction(now, { expiresAt: now + 300 });
       await store.createTransaction(shortLived);
-      await store.consumeTransaction(shortLived.stateHash, now);
+      await store.consumeTransaction(stateOf(shortLived), now);
       await sleep(shortLived.expiresAt - Date.now() + 50);
 
       const cases: Array<[TransactionRecord | undefined, string]> = [
@@ -806,9 +810,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
           store.createBoundSession({ transactionId, keepUntil: keepUntil(now), session, handoff }),
         ).resolves.toBe(expected);
         await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
-        await expect(
-          store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
-        ).resolves.toBe(undefined);
+        await expect(store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff))).resolves.toBe(
+          undefined,
+        );
       }
       expect((await store.getTransaction(unconsumed.id))?.userId).toBe(null);
     });
@@ -870,9 +874,9 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       ).rejects.toThrow();
       expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
       await expect(store.getSession(fresh.tokenHash, now)).resolves.toBe(undefined);
-      await expect(
-        store.redeemHandoff(pending.codeHash, now, presenterOf(pending)),
-      ).resolves.toEqual(pending);
+      await expect(store.redeemHandoff(keyOf(pending), now, presenterOf(pending))).resolves.toEqual(
+        pending,
+      );
     });
 
     it('refuses a handoff of another transaction or session (TypeError)', async () => {
@@ -920,13 +924,13 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       }
       for (const attempt of attempts.filter((a) => a !== winner).slice(0, 5)) {
         await expect(
-          store.redeemHandoff(attempt.handoff.codeHash, now, presenterOf(attempt.handoff)),
+          store.redeemHandoff(keyOf(attempt.handoff), now, presenterOf(attempt.handoff)),
         ).resolves.toBe(undefined);
       }
       expect(
         (
           await redeemed(
-            store.redeemHandoff(winner.handoff.codeHash, now, presenterOf(winner.handoff)),
+            store.redeemHandoff(keyOf(winner.handoff), now, presenterOf(winner.handoff)),
           )
         )?.codeHash,
       ).toBe(winner.handoff.codeHash);

@@ -49,8 +49,8 @@ export type HandoffRecord = {
   userId: string;
   sessionId: string;
   /**
-   * The session token, encrypted at rest (bound to `handoff:<codeHash>`): while pending, and
-   * after a redeem until expiresAt, so a repeated redeem answers the same token.
+   * The session token, encrypted at rest (bound to `handoff:<codeHash>`) while the handoff is
+   * pending (spec 2.9); the redeem that spends the code takes it away.
    */
   sessionTokenEncrypted: string;
   /**
@@ -90,13 +90,18 @@ export type HandoffSnapshot = {
 export type HandoffPresenter = { platformKey: string; callbackUrl: string };
 
 /**
+ * What a presented code names (slot-tags.ts, handoffKeyOf): the code's hash, and the token
+ * hash of the session the code carries as its locator (absent when it carries none). A redeem
+ * finds a handoff only when both are the handoff's.
+ */
+export type HandoffKey = { codeHash: string; sessionTokenHash?: string };
+
+/**
  * A redeemed handoff. `session` is present when the handoff names its session
- * (`sessionTokenHash`): the session as it is at the redeem, live by construction. `repeated`
- * is present when the same presenter redeemed the code before: the answer is that redeem's.
+ * (`sessionTokenHash`): the session as it is at the redeem, live by construction.
  */
 export type RedeemedHandoff = HandoffRecord & {
   session?: { expiresAt: number; permissions: string[] };
-  repeated?: true;
 };
 
 /**
@@ -134,6 +139,12 @@ export type SessionSnapshot = {
   environmentTier: string;
 };
 
+/**
+ * What a presented `state` names (slot-tags.ts, transactionKeyOf): its hash and the
+ * transaction id it carries. A consume finds a transaction only when both are its own.
+ */
+export type TransactionKey = { stateHash: string; transactionId: string };
+
 export type BindResult = 'bound' | 'already_bound' | 'not_found';
 export type IssueResult = 'issued' | 'conflict';
 export type BoundSessionResult = BindResult | 'conflict';
@@ -159,11 +170,12 @@ export interface AuthFlowStore {
    */
   createTransaction(record: TransactionRecord): Promise<void>;
   /**
-   * Spec 3.1: atomically marks the transaction with this state hash consumed (consumedAt = now)
-   * and returns it, only if it exists, now < expiresAt and it was not consumed before;
-   * otherwise undefined. Of N concurrent calls exactly one gets the record.
+   * Spec 3.1, in one atomic step and one round trip: marks the transaction with this state
+   * hash and id consumed (consumedAt = now) and returns it, only if it exists, now <
+   * expiresAt and it was not consumed before; otherwise undefined. Of N concurrent calls
+   * exactly one gets the record.
    */
-  consumeTransaction(stateHash: string, now: number): Promise<TransactionRecord | undefined>;
+  consumeTransaction(state: TransactionKey, now: number): Promise<TransactionRecord | undefined>;
   /** The transaction, consumed or not, until it expires; undefined when unknown or expired. */
   getTransaction(id: string): Promise<TransactionRecord | undefined>;
   /**
@@ -183,26 +195,24 @@ export interface AuthFlowStore {
    */
   issueHandoff(record: HandoffRecord): Promise<IssueResult>;
   /**
-   * Spec 3.2, 4.4, in one atomic step and one round trip. Redeems the handoff when now <
-   * expiresAt and it was sent to the presenter's platform and callback; undefined when
-   * unknown or expired. A code presented by another platform or callback is left as it was
-   * (still redeemable by its own), and the answer is undefined.
-   * When the handoff names its session (sessionTokenHash), that session must be live at now
-   * (not revoked, now < its expiresAt): the answer then carries its expiry and current
-   * permissions (spec 3.3 strips them at once). The handoff stays redeemable by its presenter
-   * until expiresAt, each redeem answering the same record (`repeated` from the second on,
-   * also among concurrent calls: exactly one is not), so a platform that lost the answer may
-   * ask again; the session is created at login, never here. A redeem that finds the session
-   * revoked or expired answers undefined and ends the handoff: nothing revives it.
-   * A handoff that names no session is single use: the first redeem ends it and answers it
-   * without `session`; later ones answer undefined.
+   * Spec 2.9, 3.2, 4.4, in one atomic step and one round trip: atomically single use. Redeems
+   * the handoff when now < expiresAt, `key.sessionTokenHash` is the session it names (both
+   * absent, or equal) and it was sent to the presenter's platform and callback; undefined
+   * when unknown, expired or used. A code presented by another platform or callback is left
+   * as it was (still redeemable by its own), and the answer is undefined.
+   * The first redeem ends the handoff, whatever it answers: every later one, by any
+   * presenter, answers undefined (spec 3.2: used → 404). When the handoff names its session,
+   * that session must be live at now (not revoked, now < its expiresAt): the answer then
+   * carries its expiry and current permissions (spec 3.3 strips them at once); a session
+   * revoked or expired gives undefined. A handoff that names no session is answered without
+   * `session`. Of N concurrent redeems exactly one gets the handoff.
    * `deadline` (epoch ms, the caller's clock) is when the caller stops waiting for the answer:
    * when the store's own clock has reached it as the redeem runs, the answer is 'too_late' and
    * nothing changed, so a redeem that waited in a queue or a frozen server does not spend a
    * code whose caller already answered "unavailable". Without one there is no such check.
    */
   redeemHandoff(
-    codeHash: string,
+    key: HandoffKey,
     now: number,
     presenter: HandoffPresenter,
     deadline?: number,

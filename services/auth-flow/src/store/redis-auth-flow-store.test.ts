@@ -10,12 +10,14 @@ import {
   fakeCiphertext,
   fakeHash,
   hashIn,
+  keyOf,
   newHandoff,
   newHandoffSnapshot,
   newSession,
   newSessionSnapshot,
   newTransaction,
   presenterOf,
+  stateOf,
 } from './testing/fixtures.js';
 import { openRedisStore } from './testing/store-harness.js';
 import type { RedisStoreHandle } from './testing/store-harness.js';
@@ -53,7 +55,7 @@ describe('Redis AuthFlowStore', () => {
     expect(await expiresAt(txKey(transaction.id))).toBe(transaction.expiresAt);
     expect(await expiresAt(`txs:${slotted(transaction.stateHash)}`)).toBe(transaction.expiresAt);
 
-    await handle.store.consumeTransaction(transaction.stateHash, now);
+    await handle.store.consumeTransaction(stateOf(transaction), now);
     expect(await exists(`txs:${slotted(transaction.stateHash)}`)).toBe(false);
 
     const keepUntil = now + 60 * MINUTE;
@@ -74,7 +76,7 @@ describe('Redis AuthFlowStore', () => {
     expect(await expiresAt(`ho:${slotted(handoff.codeHash)}`)).toBe(handoff.expiresAt);
     expect(await expiresAt(hotxKey(transaction.id))).toBe(transaction.expiresAt);
 
-    await handle.store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
+    await handle.store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff));
     expect(await exists(`ho:${slotted(handoff.codeHash)}`)).toBe(false);
     expect(await exists(hotxKey(transaction.id))).toBe(true);
 
@@ -160,7 +162,7 @@ describe('Redis AuthFlowStore', () => {
     try {
       const otherStore = createRedisAuthFlowStore(other);
       await expect(otherStore.getTransaction(transaction.id)).resolves.toBe(undefined);
-      await expect(otherStore.consumeTransaction(transaction.stateHash, now)).resolves.toBe(
+      await expect(otherStore.consumeTransaction(stateOf(transaction), now)).resolves.toBe(
         undefined,
       );
     } finally {
@@ -170,7 +172,7 @@ describe('Redis AuthFlowStore', () => {
     expect(keys).toEqual([full(txKey(transaction.id))]);
   });
 
-  it('keeps a redeemed handoff that names its session in ho:<codeHash>, marked "r" after the expiry, until that expiry; it goes once the session is gone', async () => {
+  it("keeps a pending handoff in ho:<codeHash> in its session's slot, the compared fields as header lines; its redeem deletes it (spec 2.9: single use)", async () => {
     const now = Date.now();
     const transaction = newTransaction(now);
     await handle.store.createTransaction(transaction);
@@ -184,20 +186,18 @@ describe('Redis AuthFlowStore', () => {
     });
     await handle.store.issueHandoff(handoff);
     const key = `ho:${slotted(handoff.codeHash)}`;
+    expect(handoff.codeHash.slice(0, 8)).toBe(session.tokenHash.slice(0, 8));
     const pending = await raw.get(full(key));
-    expect(pending).toMatch(new RegExp(`^${handoff.expiresAt}\\n\\{"sessionTokenHash":"`));
+    expect(pending).toMatch(
+      new RegExp(
+        `^${handoff.expiresAt}\\n${handoff.platformKey}\\n${handoff.callbackUrl}\\n${session.tokenHash}\\n\\{"transactionId":"`,
+      ),
+    );
     // The sealed session token is kept as it came, and nothing else secret.
     expect(pending).toContain(JSON.stringify(handoff.sessionTokenEncrypted));
-
-    await handle.store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
-    const json = pending?.slice(`${handoff.expiresAt}\n`.length);
-    expect(await raw.get(full(key))).toBe(`${handoff.expiresAt}r${json}`);
     expect(await expiresAt(key)).toBe(handoff.expiresAt);
 
-    await handle.store.revokeSession(session.tokenHash, now);
-    await expect(
-      handle.store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff)),
-    ).resolves.toBe(undefined);
+    await handle.store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff));
     expect(await exists(key)).toBe(false);
   });
 

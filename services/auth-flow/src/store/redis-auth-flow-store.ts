@@ -6,6 +6,7 @@ import type {
   BindResult,
   BoundSessionRequest,
   BoundSessionResult,
+  HandoffKey,
   HandoffPresenter,
   HandoffRecord,
   IssueResult,
@@ -13,6 +14,7 @@ import type {
   RedeemAnswer,
   SessionRecord,
   SessionSnapshot,
+  TransactionKey,
   TransactionRecord,
 } from './auth-flow-store.js';
 import {
@@ -27,12 +29,12 @@ import {
 import {
   allScripts,
   bindTransactionScript,
+  claimHandoffScript,
   consumeTransactionScript,
   createBoundSessionScript,
   createSessionScript,
   createTransactionScript,
   indexSessionScript,
-  issueHandoffScript,
   redeemHandoffScript,
   revokeSessionScript,
   stripSessionPermissionsScript,
@@ -43,9 +45,10 @@ import { slotTagOf, splitCredentialHash } from './slot-tags.js';
 // Key layout (every key under the connection's keyPrefix; value layouts in redis-scripts.ts):
 //   tx:{<tag>}<id>, txs:<stateHash>, ho:<codeHash>, hotx:{<tag>}<transactionId>, s:<tokenHash>,
 //   us:<userId>, where the tag of a transaction is its id's (slot-tags.ts) and a tagged hash
-//   "<tag>.<hash>" is written {<tag>}<hash>: a transaction, its state, its handoff and its
-//   session share one Cluster hash slot. A bare hash (a credential from before tags) is the key
-//   as it always was, so sessions signed in before tags are still found.
+//   "<tag>.<hash>" is written {<tag>}<hash>: a transaction, its state and the session of its
+//   callback share one Cluster hash slot, and a handoff shares its session's. A bare hash (a
+//   credential from before tags) is the key as it always was, so sessions signed in before
+//   tags are still found.
 const key = {
   transaction: (id: string) => `tx:{${slotTagOf(id)}}${id}`,
   transactionByState: (stateHash: string) => `txs:${slotted(stateHash)}`,
@@ -93,12 +96,12 @@ export function createRedisAuthFlowStore(redis: RedisClient): AuthFlowStore {
       await redis.ping();
     },
     createTransaction: (record) => createTransaction(connection, record),
-    consumeTransaction: (stateHash, now) => consumeTransaction(connection, stateHash, now),
+    consumeTransaction: (state, now) => consumeTransaction(connection, state, now),
     getTransaction: (id) => getTransaction(connection, id),
     bindTransaction: (id, binding) => bindTransaction(connection, id, binding),
     issueHandoff: (record) => issueHandoff(connection, record),
-    redeemHandoff: (codeHash, now, presenter, deadline) =>
-      redeemHandoff(connection, codeHash, now, presenter, deadline),
+    redeemHandoff: (handoff, now, presenter, deadline) =>
+      redeemHandoff(connection, handoff, now, presenter, deadline),
     createBoundSession: (request) => createBoundSession(connection, request),
     createSession: (record) => createSession(connection, record),
     getSession: (tokenHash, now) => getSession(connection, tokenHash, now),
@@ -127,21 +130,22 @@ async function createTransaction({ run }: Connection, record: TransactionRecord)
 }
 
 /**
- * Reads the transaction id the state names, then consumes in one script that checks the state
- * still names it: the script's keys must be known before it runs (one slot, no key built in
- * Lua), and a state names one transaction for its whole life.
+ * One script call: the state carries its transaction's id (slot-tags.ts), so both keys are
+ * named without a read, and the script consumes only when the state hash names that id. A
+ * state whose id is in another slot than its hash (a made-up one) names nothing.
  */
 async function consumeTransaction(
-  { run, redis }: Connection,
-  stateHash: string,
+  { run }: Connection,
+  state: TransactionKey,
   now: number,
 ): Promise<TransactionRecord | undefined> {
-  const byState = key.transactionByState(stateHash);
-  const id = await redis.get(byState);
-  if (id === null || !isUuid(id)) return undefined;
+  const id = state.transactionId;
+  if (!isUuid(id) || splitCredentialHash(state.stateHash).tag !== slotTagOf(id)) {
+    return undefined;
+  }
   const reply = await run(
     consumeTransactionScript,
-    [byState, key.transaction(id)],
+    [key.transactionByState(state.stateHash), key.transaction(id)],
     [id, String(now)],
   );
   if (reply === null) return undefined;
@@ -175,40 +179,58 @@ async function bindTransaction(
 
 // --- Handoffs and sessions ---------------------------------------------------------------------
 
-async function issueHandoff({ run }: Connection, record: HandoffRecord): Promise<IssueResult> {
+/**
+ * Resume's issue (spec 4.3): claims the transaction's one handoff (the hotx marker, in the
+ * transaction's slot), then stores the handoff in its session's slot, which is another when
+ * the resumed login hands off an earlier login's session. Stopped between the two, the
+ * login's handoff is spent and its user signs in again; nothing is handed out twice.
+ */
+async function issueHandoff(
+  { run, redis }: Connection,
+  record: HandoffRecord,
+): Promise<IssueResult> {
   checkHandoff(record);
-  const reply = await run(
-    issueHandoffScript,
-    [
-      key.handoff(record.codeHash),
-      key.handoffIssued(record.transactionId),
-      key.transaction(record.transactionId),
-    ],
-    [encodeHandoff(record), String(record.expiresAt)],
+  const claimed = await run(
+    claimHandoffScript,
+    [key.handoffIssued(record.transactionId), key.transaction(record.transactionId)],
+    [String(record.expiresAt)],
   );
-  return asIssueResult(reply);
+  if (asIssueResult(claimed) === 'conflict') return 'conflict';
+  const stored = await redis.set(
+    key.handoff(record.codeHash),
+    encodeHandoff(record),
+    'PXAT',
+    record.expiresAt,
+    'NX',
+  );
+  if (stored === null) throw new Error('A handoff with this code hash already exists');
+  return 'issued';
 }
 
 /**
- * Reads the handoff for the session it names, then redeems in one script (redeemHandoffScript)
- * that reads that session in the same step when it is in the code's slot (always, but for a
- * resumed login handing off a session of an earlier login on a Cluster). The deadline sent is
- * the caller's, or sooner this connection's command time-out: past it ioredis has answered the
- * caller with a time-out error, so a script that runs later must not spend the code either.
+ * Redeems in one script call (redeemHandoffScript): the code carries its session's token hash
+ * (slot-tags.ts), so the session's key is named without a read, in the code's slot. A code
+ * whose session hash is in another slot (a made-up code on a Cluster) names nothing. The
+ * deadline sent is the caller's, or sooner this connection's command time-out: past it ioredis
+ * has answered the caller with a time-out error, so a script that runs later must not spend
+ * the code either.
  */
 async function redeemHandoff(
-  connection: Connection,
-  codeHash: string,
+  { run, redis }: Connection,
+  handoff: HandoffKey,
   now: number,
   presenter: HandoffPresenter,
   deadline: number | undefined,
 ): Promise<RedeemAnswer> {
-  const { run, redis } = connection;
+  const { codeHash, sessionTokenHash } = handoff;
   const codeKey = key.handoff(codeHash);
-  const stored = await redis.get(codeKey);
-  if (stored === null) return undefined;
-  const tokenHash = decodeHandoff(codeHash, stored).sessionTokenHash;
-  const session = await sessionOfHandoff(connection, codeHash, tokenHash);
+  if (
+    redis.isCluster &&
+    sessionTokenHash !== undefined &&
+    splitCredentialHash(sessionTokenHash).tag !== splitCredentialHash(codeHash).tag
+  ) {
+    return undefined;
+  }
   const commandTimeout = commandTimeoutOf(redis);
   const bound = Math.min(
     deadline ?? Infinity,
@@ -216,40 +238,16 @@ async function redeemHandoff(
   );
   const reply = await run(
     redeemHandoffScript,
-    [codeKey, session.key ?? codeKey],
+    [codeKey, sessionTokenHash === undefined ? codeKey : key.session(sessionTokenHash)],
     [
       String(now),
       presenter.platformKey,
       presenter.callbackUrl,
       Number.isFinite(bound) ? String(bound) : '',
-      tokenHash ?? '',
-      session.key === undefined ? 'arg' : 'key',
-      session.value ?? '',
+      sessionTokenHash ?? '',
     ],
   );
   return decodeRedeemed(codeHash, reply);
-}
-
-/**
- * Where the redeem script finds the handoff's session: its key, when it is in the code's slot
- * (or on one server, where every key is); otherwise its value read now, by a separate command.
- */
-async function sessionOfHandoff(
-  { redis }: Connection,
-  codeHash: string,
-  tokenHash: string | undefined,
-): Promise<{ key?: string; value?: Buffer }> {
-  if (tokenHash === undefined) return {};
-  const sessionKey = key.session(tokenHash);
-  const codeTag = splitCredentialHash(codeHash).tag;
-  if (
-    !redis.isCluster ||
-    (codeTag !== undefined && codeTag === splitCredentialHash(tokenHash).tag)
-  ) {
-    return { key: sessionKey };
-  }
-  const value = await redis.getBuffer(sessionKey);
-  return value === null ? {} : { value };
 }
 
 function commandTimeoutOf(redis: RedisClient): number | undefined {
@@ -260,9 +258,9 @@ function commandTimeoutOf(redis: RedisClient): number | undefined {
 
 /**
  * Adds the session to its user's index (another slot), then binds, stores the session and
- * issues the handoff in one script (createBoundSessionScript). When the script refuses or
- * fails, the index names a session that does not exist until the member's score (the
- * session's expiry): harmless, revoking and stripping skip it.
+ * issues the handoff in one script (createBoundSessionScript), both through indexFirst. When
+ * the script refuses or fails, the index names a session that does not exist until the
+ * member's score (the session's expiry): harmless, revoking and stripping skip it.
  */
 async function createBoundSession(
   connection: Connection,
@@ -270,39 +268,67 @@ async function createBoundSession(
 ): Promise<BoundSessionResult> {
   checkBoundSession(request);
   const { session, handoff } = request;
-  await addToUserIndex(connection, session);
   const txKey = key.transaction(request.transactionId);
-  const reply = await connection.run(
-    createBoundSessionScript,
-    [
-      txKey,
-      key.session(session.tokenHash),
-      handoff === undefined ? txKey : key.handoff(handoff.codeHash),
-      key.handoffIssued(request.transactionId),
-    ],
-    [
-      String(Date.now()),
-      session.userId,
-      session.id,
-      String(request.keepUntil),
-      encodeSession(session),
-      String(session.expiresAt),
-      handoff === undefined ? '' : encodeHandoff(handoff),
-      handoff === undefined ? '' : String(handoff.expiresAt),
-    ],
+  const reply = await indexFirst(connection, session, () =>
+    connection.run(
+      createBoundSessionScript,
+      [
+        txKey,
+        key.session(session.tokenHash),
+        handoff === undefined ? txKey : key.handoff(handoff.codeHash),
+        key.handoffIssued(request.transactionId),
+      ],
+      [
+        String(Date.now()),
+        session.userId,
+        session.id,
+        String(request.keepUntil),
+        encodeSession(session),
+        String(session.expiresAt),
+        handoff === undefined ? '' : encodeHandoff(handoff),
+        handoff === undefined ? '' : String(handoff.expiresAt),
+      ],
+    ),
   );
   return asBoundSessionResult(reply);
 }
 
-/** Index first, then the session (see addToUserIndex). */
+/** Index first, then the session (see indexFirst). */
 async function createSession(connection: Connection, record: SessionRecord): Promise<void> {
   checkSession(record);
-  await addToUserIndex(connection, record);
-  await connection.run(
-    createSessionScript,
-    [key.session(record.tokenHash)],
-    [encodeSession(record), String(record.expiresAt)],
+  await indexFirst(connection, record, () =>
+    connection.run(
+      createSessionScript,
+      [key.session(record.tokenHash)],
+      [encodeSession(record), String(record.expiresAt)],
+    ),
   );
+}
+
+/**
+ * Adds the session to its user's index, then runs `write`, which may store it: a member before
+ * its session, so no session escapes revokeUserSessions. On one connection (one server,
+ * Sentinel) both commands are sent at once and Redis runs them in the order sent: one round
+ * trip. A Cluster may serve the index from another node, where nothing orders the two, so
+ * there `write` waits for the index. Should the index fail while the session was stored, the
+ * session is deleted again before the failure is passed on.
+ */
+async function indexFirst(
+  connection: Connection,
+  session: Pick<SessionRecord, 'userId' | 'tokenHash' | 'expiresAt'>,
+  write: () => Promise<unknown>,
+): Promise<unknown> {
+  const indexed = addToUserIndex(connection, session);
+  if (connection.redis.isCluster) await indexed;
+  const [index, written] = await Promise.allSettled([indexed, write()]);
+  if (index.status === 'rejected') {
+    if (written.status === 'fulfilled') {
+      await connection.run(revokeSessionScript, [key.session(session.tokenHash)], []);
+    }
+    throw index.reason;
+  }
+  if (written.status === 'rejected') throw written.reason;
+  return written.value;
 }
 
 /**
@@ -447,49 +473,51 @@ function pairsToRecord(reply: unknown): Record<string, string> {
   return fields;
 }
 
-// --- Handoffs: ho:<codeHash> = "<expiresAt><mark><JSON>" ------------------------------------
+// --- Handoffs: ho:<codeHash> = "<expiresAt>\n<platformKey>\n<callbackUrl>\n<sessionTokenHash>\n<JSON>"
+// The code hash is the key, so it is not repeated. The header lines are what the redeem script
+// compares (no JSON decoding in Lua); a platform key is a name and a callback a serialised URL,
+// neither holds a newline.
 
-/**
- * The code hash is the key and expiresAt the header, so neither is repeated in the JSON. The
- * mark after the header is a newline while the handoff is pending; the redeem script turns it
- * into "r" in place once redeemed.
- */
 function encodeHandoff(record: HandoffRecord): string {
+  const header = [
+    String(record.expiresAt),
+    record.platformKey,
+    record.callbackUrl,
+    record.sessionTokenHash ?? '',
+  ];
+  if (header.some((line) => line.includes('\n'))) {
+    throw new TypeError('HandoffRecord fields must not contain a newline');
+  }
   const data = {
-    ...(record.sessionTokenHash === undefined ? {} : { sessionTokenHash: record.sessionTokenHash }),
     transactionId: record.transactionId,
     platformId: record.platformId,
-    platformKey: record.platformKey,
-    callbackUrl: record.callbackUrl,
     userId: record.userId,
     sessionId: record.sessionId,
     sessionTokenEncrypted: record.sessionTokenEncrypted,
     createdAt: record.createdAt,
     snapshot: record.snapshot,
   };
-  return `${record.expiresAt}\n${JSON.stringify(data)}`;
+  return `${header.join('\n')}\n${JSON.stringify(data)}`;
 }
 
-/** The header of a handoff value: expiresAt, then the mark ("\n" pending, "r" redeemed). */
-const HANDOFF_HEADER = /^(\d+)([\nr])/;
-
 function decodeHandoff(codeHash: string, value: string): HandoffRecord {
-  const header = HANDOFF_HEADER.exec(value);
-  if (header === null) throw new Error('Malformed handoff in Redis');
-  const [whole, expiresAt] = header;
-  const parsed: unknown = JSON.parse(value.slice(whole.length));
+  const [expiresAt, platformKey, callbackUrl, sessionTokenHash, json] = splitHeader(
+    value,
+    4,
+    'handoff',
+  );
+  const parsed: unknown = JSON.parse(json ?? '');
   const data = readObject(parsed, 'handoff');
-  const sessionTokenHash = data.optionalString('sessionTokenHash');
   return {
     codeHash,
     transactionId: data.string('transactionId'),
     platformId: data.string('platformId'),
-    platformKey: data.string('platformKey'),
-    callbackUrl: data.string('callbackUrl'),
+    platformKey: asString(platformKey, 'handoff platformKey'),
+    callbackUrl: asString(callbackUrl, 'handoff callbackUrl'),
     userId: data.string('userId'),
     sessionId: data.string('sessionId'),
     sessionTokenEncrypted: data.string('sessionTokenEncrypted'),
-    ...(sessionTokenHash === undefined ? {} : { sessionTokenHash }),
+    ...(sessionTokenHash === undefined || sessionTokenHash === '' ? {} : { sessionTokenHash }),
     snapshot: readHandoffSnapshot((parsed as Record<string, unknown>).snapshot),
     createdAt: data.number('createdAt'),
     expiresAt: asEpoch(expiresAt, 'handoff expiresAt'),
@@ -502,22 +530,18 @@ function decodeRedeemed(codeHash: string, reply: unknown): RedeemAnswer {
   if (reply === 'late') return 'too_late';
   if (!Array.isArray(reply)) throw new Error('Unexpected reply from Redis to redeem');
   const [value, expiresAt, permissions] = reply as unknown[];
-  const text = asString(value, 'handoff');
-  const handoff = decodeHandoff(codeHash, text);
+  const handoff = decodeHandoff(codeHash, asString(value, 'handoff'));
   if (expiresAt === undefined) {
     // A handoff naming its session always comes back with it (or as 0).
     if (handoff.sessionTokenHash !== undefined) throw new Error('Redeem answered no session');
     return handoff;
   }
-  // The value as the script found it: marked redeemed when this is not the first redeem.
-  const repeated = HANDOFF_HEADER.exec(text)?.[2] === 'r';
   return {
     ...handoff,
     session: {
       expiresAt: asEpoch(asString(expiresAt, 'session expiresAt'), 'session expiresAt'),
       permissions: readPermissions(JSON.parse(asString(permissions, 'session permissions'))),
     },
-    ...(repeated ? { repeated: true as const } : {}),
   };
 }
 

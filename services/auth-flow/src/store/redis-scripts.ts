@@ -23,8 +23,8 @@
 //   tx:<tag><id>       hash  d = JSON of the fixed fields, e = expiresAt, c = consumedAt,
 //                            u = userId, s = sessionId (c, u, s absent until set)
 //   txs:<stateHash>    string transaction id (deleted when the transaction is consumed)
-//   ho:<codeHash>      string "<expiresAt><mark><JSON>", mark = "\n" while pending, "r" once
-//                            redeemed (kept until expiresAt for a repeated redeem)
+//   ho:<codeHash>      string "<expiresAt>\n<platformKey>\n<callbackUrl>\n<sessionTokenHash>\n<JSON>"
+//                            (sessionTokenHash empty for none; deleted by its redeem)
 //   hotx:<tag><txId>   string "1": a handoff was issued for this transaction
 //   s:<tokenHash>      string "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>[\n<bytes>]"
 //   us:<userId>        sorted set: member = session token hash, score = its expiresAt
@@ -58,8 +58,8 @@ return 1
 };
 
 /**
- * Spec 3.1, consume once. KEYS: txs:<stateHash>, tx:<id>. ARGV: id (as the caller read it
- * from txs:<stateHash>), now.
+ * Spec 3.1, consume once. KEYS: txs:<stateHash>, tx:<id>. ARGV: id (as the state carries it),
+ * now.
  * When the state hash still names that transaction, and it exists, is not consumed and
  * now < expiresAt: sets c = now, deletes the state index (a replayed state finds nothing) and
  * returns the transaction's fields (HGETALL). Otherwise nil.
@@ -100,49 +100,40 @@ return 'bound'
 };
 
 /**
- * Spec 2.9/3.2, at most one handoff per transaction. KEYS: ho:<codeHash>, hotx:<txId>,
- * tx:<txId>. ARGV: value, expiresAt.
+ * Spec 2.9/3.2, at most one handoff per transaction. KEYS: hotx:<txId>, tx:<txId>. ARGV: the
+ * handoff's expiresAt.
  * Sets the hotx marker only if absent (SET NX), expiring with the later of the transaction and
- * the handoff, so a second issue conflicts even after the first code was redeemed or expired;
- * then stores the handoff until its expiresAt. Returns 'issued' or 'conflict'.
+ * the handoff, so a second issue conflicts even after the first code was redeemed or expired.
+ * Returns 'issued' (the caller then stores the handoff, in its session's slot) or 'conflict'.
  */
-export const issueHandoffScript: ScriptDefinition = {
-  name: 'authflowIssueHandoff',
-  keys: 3,
+export const claimHandoffScript: ScriptDefinition = {
+  name: 'authflowClaimHandoff',
+  keys: 2,
   lua: `
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('ERR handoff code hash exists') end
-local keep = ARGV[2]
-local txe = redis.call('HGET', KEYS[3], 'e')
+local keep = ARGV[1]
+local txe = redis.call('HGET', KEYS[2], 'e')
 if txe and tonumber(txe) > tonumber(keep) then keep = txe end
-if not redis.call('SET', KEYS[2], '1', 'NX', 'PXAT', keep) then return 'conflict' end
-redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', keep) then return 'conflict' end
 return 'issued'
 `,
 };
 
 /**
- * Spec 3.2, 4.4. KEYS: ho:<codeHash>, s:<sessionTokenHash> (the session the handoff names, as
- * the caller read it; the code's key again when it names none). ARGV: now, platformKey,
- * callbackUrl (the presenter), deadline ('' for none), the session's token hash ('' for
- * none), where the session is: 'key' (KEYS[2], in the code's slot: read here, atomically) or
- * 'arg' (ARGV[7], the value the caller read just before, '' for none: a session in another
- * slot, only when a resumed login hands off a session of an earlier login on a Cluster).
+ * Spec 2.9, 3.2, 4.4: atomically single use. KEYS: ho:<codeHash>, s:<sessionTokenHash> (the
+ * session the presented code carries, in the code's slot; the code's key again when it carries
+ * none). ARGV: now, platformKey, callbackUrl (the presenter), deadline ('' for none), the
+ * session token hash the code carries ('' for none).
  * First, when Redis's clock (TIME) has reached the caller's deadline, answers 'late' and
  * changes nothing: the command waited (a frozen or busy server) until its caller had given up
  * and answered "unavailable", and the code must stay redeemable for the caller's retry.
- * An error reply when the handoff names another session than ARGV[5] (it never changes while
- * it exists). Otherwise, when now < the handoff's expiresAt and it was sent to the
- * presenter's platform and callback (another presenter's leaves it as it is; an expired one
- * is left for Redis to evict at its PXAT; the hotx marker stays), it answers:
- *   nil                       unknown, expired, or another presenter's;
- *   {value}                   a handoff that names no session (issued before): single use,
- *                             deleted;
+ * Then it reads the handoff's header lines (no JSON decoding): nil, changing nothing, when
+ * unknown, expired (left for Redis to evict at its PXAT; the hotx marker stays), of another
+ * layout, sent to another platform or callback, or naming another session than ARGV[5].
+ * Otherwise the handoff is deleted, whatever the answer (used → 404), and it answers:
+ *   {value}                   a handoff that names no session;
  *   {value, expiresAt, perms} its session is live by now: the session's expiry and current
- *                             permissions JSON. A pending handoff is marked redeemed in place
- *                             (SETRANGE keeps its PXAT) and stays until its expiry, so its
- *                             presenter may redeem it again and get the same answer; the
- *                             value's mark tells the caller which redeem this is;
- *   0                         its session was revoked or expired since issuance: deleted.
+ *                             permissions JSON;
+ *   0                         its session was revoked or expired since issuance.
  */
 export const redeemHandoffScript: ScriptDefinition = {
   name: 'authflowRedeemHandoff',
@@ -156,27 +147,25 @@ if ARGV[4] ~= '' then
 end
 local v = redis.call('GET', KEYS[1])
 if not v then return false end
-local e, mark = string.match(v, '^(%d+)([\\nr])')
+local a = string.find(v, '\\n', 1, true)
+if not a then return false end
 local now = tonumber(ARGV[1])
-if not e or now >= tonumber(e) then return false end
-local d = cjson.decode(string.sub(v, #e + 2))
-if d.platformKey ~= ARGV[2] or d.callbackUrl ~= ARGV[3] then return false end
-local h = d.sessionTokenHash
-if type(h) ~= 'string' then
-  if ARGV[5] ~= '' then return redis.error_reply('ERR handoff names no session') end
-  redis.call('DEL', KEYS[1])
-  return {v}
+local e = tonumber(string.sub(v, 1, a - 1))
+if not e or now >= e then return false end
+local b = string.find(v, '\\n', a + 1, true)
+local c = b and string.find(v, '\\n', b + 1, true)
+local d = c and string.find(v, '\\n', c + 1, true)
+if not d then return false end
+if string.sub(v, a + 1, b - 1) ~= ARGV[2] or string.sub(v, b + 1, c - 1) ~= ARGV[3]
+  or string.sub(v, c + 1, d - 1) ~= ARGV[5] then
+  return false
 end
-if h ~= ARGV[5] then return redis.error_reply('ERR handoff names another session') end
-local s
-if ARGV[6] == 'key' then s = redis.call('GET', KEYS[2]) elseif ARGV[7] ~= '' then s = ARGV[7] end
-local se, uid, perms
-if s then se, uid, perms = parse_session(s) end
-if not s or now >= se then
-  redis.call('DEL', KEYS[1])
-  return 0
-end
-if mark == '\\n' then redis.call('SETRANGE', KEYS[1], #e, 'r') end
+redis.call('DEL', KEYS[1])
+if ARGV[5] == '' then return {v} end
+local s = redis.call('GET', KEYS[2])
+if not s then return 0 end
+local se, uid, perms = parse_session(s)
+if now >= se then return 0 end
 return {v, string.sub(s, 1, string.find(s, '\\n', 1, true) - 1), perms}
 `,
 };
@@ -192,7 +181,7 @@ return {v, string.sub(s, 1, string.find(s, '\\n', 1, true) - 1), perms}
  * binds the transaction (extending it to keepUntil when later), stores the session and, with
  * a handoff, sets the hotx marker (until the later of the transaction and the handoff) and the
  * handoff. Answers 'bound'. Without a handoff KEYS[3] and KEYS[4] are not touched. The
- * caller has added the session to its user's index before (another slot).
+ * caller has sent the session's index entry before (another slot; indexFirst).
  */
 export const createBoundSessionScript: ScriptDefinition = {
   name: 'authflowCreateBoundSession',
@@ -295,7 +284,7 @@ export const allScripts: ScriptDefinition[] = [
   createTransactionScript,
   consumeTransactionScript,
   bindTransactionScript,
-  issueHandoffScript,
+  claimHandoffScript,
   redeemHandoffScript,
   createBoundSessionScript,
   indexSessionScript,

@@ -9,11 +9,13 @@ import { createSqlAuthFlowStore } from './sql-auth-flow-store.js';
 import type { SqlAuthFlowStore } from './sql-auth-flow-store.js';
 import {
   MINUTE,
+  keyOf,
   newHandoff,
   newHandoffSnapshot,
   newSession,
   newTransaction,
   presenterOf,
+  stateOf,
 } from './testing/fixtures.js';
 import { sqlFactories } from './testing/store-harness.js';
 import type { SqlStoreHandle } from './testing/store-harness.js';
@@ -86,7 +88,7 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
     expect(await count('handoffs')).toBe(0);
   });
 
-  it('a redeemed handoff that names its live session keeps its sealed token until it expires, and purgeExpired clears it then', async () => {
+  it('a redeemed handoff keeps no sealed session token (spec 2.9: encrypted at rest while pending); the first redeem time stays', async () => {
     const now = Date.now();
     const transaction = newTransaction(now);
     await store.createTransaction(transaction);
@@ -104,14 +106,13 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
         await handle.db.knex('authflow.handoffs').where({ code_hash: handoff.codeHash }).first();
       return { token: found.session_token_encrypted, redeemedAt: found.redeemed_at?.getTime() };
     };
+    await expect(row()).resolves.toEqual({
+      token: handoff.sessionTokenEncrypted,
+      redeemedAt: undefined,
+    });
 
-    await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
-    await store.redeemHandoff(handoff.codeHash, now + 1_000, presenterOf(handoff));
-    // The first redeem's time stays.
-    await expect(row()).resolves.toEqual({ token: handoff.sessionTokenEncrypted, redeemedAt: now });
-    await store.purgeExpired(handoff.expiresAt - 1);
-    await expect(row()).resolves.toEqual({ token: handoff.sessionTokenEncrypted, redeemedAt: now });
-    await store.purgeExpired(handoff.expiresAt);
+    await store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff));
+    await store.redeemHandoff(keyOf(handoff), now + 1_000, presenterOf(handoff));
     await expect(row()).resolves.toEqual({ token: null, redeemedAt: now });
   });
 
@@ -121,7 +122,7 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
     await store.createTransaction(transaction);
     const handoff = newHandoff(transaction, now);
     await store.issueHandoff(handoff);
-    await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
+    await store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff));
     const row: { session_token_encrypted: string | null; redeemed_at: Date | null } | undefined =
       await handle.db.knex('authflow.handoffs').where({ code_hash: handoff.codeHash }).first();
     expect(row?.session_token_encrypted).toBe(null);
@@ -135,7 +136,7 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
       const now = Date.now();
       const transaction = newTransaction(now);
       await store.createTransaction(transaction);
-      await store.consumeTransaction(transaction.stateHash, now);
+      await store.consumeTransaction(stateOf(transaction), now);
       const session = newSession(now);
       const handoff = newHandoff(transaction, now, {
         userId: session.userId,
@@ -162,7 +163,7 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
       }
       await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
       expect((await store.getTransaction(transaction.id))?.userId).toBe(null);
-      await expect(store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff))).resolves.toBe(
+      await expect(store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff))).resolves.toBe(
         undefined,
       );
     });
@@ -191,7 +192,7 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
         ]);
         // In time when it starts; the deadline passes while it waits for the row.
         const deadline = Date.now() + 1_000;
-        late = store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff), deadline);
+        late = store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff), deadline);
         await waitFor(
           async () => {
             const waiting = await handle.db.knex.raw<{ rows: unknown[] }>(
@@ -220,9 +221,8 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
         await late?.catch(() => undefined);
       }
       // Nothing was spent: the next redeem is the first.
-      const first = await store.redeemHandoff(handoff.codeHash, now, presenterOf(handoff));
+      const first = await store.redeemHandoff(keyOf(handoff), now, presenterOf(handoff));
       expect(first).toMatchObject({ codeHash: handoff.codeHash });
-      expect(first === 'too_late' ? undefined : first?.repeated).toBe(undefined);
     });
   }
 

@@ -5,12 +5,14 @@ import type {
   BindResult,
   BoundSessionRequest,
   BoundSessionResult,
+  HandoffKey,
   HandoffPresenter,
   HandoffRecord,
   IssueResult,
   OnboardingMode,
   RedeemAnswer,
   SessionRecord,
+  TransactionKey,
   TransactionRecord,
 } from './auth-flow-store.js';
 import {
@@ -56,12 +58,12 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
     kind: 'sql',
     ping: () => db.ping(),
     createTransaction: (record) => createTransaction(knex, record),
-    consumeTransaction: (stateHash, now) => consumeTransaction(knex, stateHash, now),
+    consumeTransaction: (state, now) => consumeTransaction(knex, state, now),
     getTransaction: (id) => getTransaction(knex, id),
     bindTransaction: (id, binding) => bindTransaction(knex, id, binding),
     issueHandoff: (record) => issueHandoff(knex, record),
-    redeemHandoff: (codeHash, now, presenter, deadline) =>
-      redeemHandoff(knex, codeHash, now, presenter, deadline),
+    redeemHandoff: (key, now, presenter, deadline) =>
+      redeemHandoff(knex, key, now, presenter, deadline),
     async createSession(record) {
       checkSession(record);
       await knex(SESSIONS).insert(sessionRow(record));
@@ -105,13 +107,14 @@ async function createTransaction(knex: Knex, record: TransactionRecord): Promise
 
 async function consumeTransaction(
   knex: Knex,
-  stateHash: string,
+  state: TransactionKey,
   now: number,
 ): Promise<TransactionRecord | undefined> {
+  if (!isUuid(state.transactionId)) return undefined;
   const at = new Date(now);
   const rows: TransactionRow[] = await knex(TRANSACTIONS)
     .update({ consumed_at: at })
-    .where({ state_hash: stateHash })
+    .where({ state_hash: state.stateHash, id: state.transactionId })
     .whereNull('consumed_at')
     .andWhere('expires_at', '>', at)
     .returning('*');
@@ -166,16 +169,15 @@ async function issueHandoff(knex: Knex, record: HandoffRecord): Promise<IssueRes
 }
 
 /**
- * Spec 3.2, 4.4, one statement (and so one transaction). `target` locks the handoff row first
- * (waiting behind a concurrent redeem of the same code) and reads it as it then is; `clock`
- * then reads the database's clock against the caller's deadline, after any such wait; the
- * UPDATE runs only in time. It marks the row redeemed (the first redeem's time stays) and
- * keeps the sealed session token for a repeated redeem while the session is live; a
- * handoff whose session is gone, or that names none, loses its token and so is never
- * redeemed again. The session is read in the same snapshot.
+ * Spec 2.9, 3.2, 4.4, one statement (and so one transaction). `target` locks the handoff row
+ * first (waiting behind a concurrent redeem of the same code) and reads its sealed session
+ * token as it then is; `clock` then reads the database's clock against the caller's deadline,
+ * after any such wait; the UPDATE runs only in time. It marks the row redeemed and clears the
+ * sealed token, so the code is never redeemed again (single use: a pending handoff is one
+ * whose token is still there). The session is read in the same snapshot.
  */
 const REDEEM_HANDOFF = `with target as materialized (
-    select redeemed_at, session_token_encrypted from ${HANDOFFS}
+    select session_token_encrypted from ${HANDOFFS}
      where code_hash = ? for update
   ),
   clock as materialized (
@@ -184,20 +186,16 @@ const REDEEM_HANDOFF = `with target as materialized (
   ),
   redeemed as (
     update ${HANDOFFS} as h
-       set redeemed_at = coalesce(h.redeemed_at, ?),
-           session_token_encrypted = case when exists (
-             select 1 from ${SESSIONS} as live
-              where live.token_hash = h.session_token_hash
-                and live.revoked_at is null and live.expires_at > ?
-           ) then h.session_token_encrypted end
+       set redeemed_at = ?, session_token_encrypted = null
      where h.code_hash = ? and (select in_time from clock)
        and h.session_token_encrypted is not null and h.expires_at > ?
        and h.platform_key = ? and h.callback_url = ?
+       and h.session_token_hash is not distinct from ?::text
     returning h.code_hash, h.transaction_id, h.platform_id, h.platform_key,
               h.callback_url, h.user_id, h.session_id, h.session_token_hash, h.snapshot,
               h.created_at, h.expires_at
   )
-  select c.in_time, r.*, t.session_token_encrypted, t.redeemed_at as redeemed_before,
+  select c.in_time, r.*, t.session_token_encrypted,
          s.expires_at as session_expires_at, s.permissions as session_permissions
     from clock c
     left join redeemed r on true
@@ -208,21 +206,21 @@ const REDEEM_HANDOFF = `with target as materialized (
 
 async function redeemHandoff(
   knex: Knex,
-  codeHash: string,
+  key: HandoffKey,
   now: number,
   presenter: HandoffPresenter,
   deadline: number | undefined,
 ): Promise<RedeemAnswer> {
   const at = new Date(now);
   const result = await knex.raw<{ rows: RedeemedRow[] }>(REDEEM_HANDOFF, [
-    codeHash,
+    key.codeHash,
     deadline === undefined ? null : new Date(deadline),
     at,
-    at,
-    codeHash,
+    key.codeHash,
     at,
     presenter.platformKey,
     presenter.callbackUrl,
+    key.sessionTokenHash ?? null,
     at,
   ]);
   const row = result.rows[0];
@@ -240,7 +238,6 @@ async function redeemHandoff(
       expiresAt: row.session_expires_at.getTime(),
       permissions: readPermissions(row.session_permissions),
     },
-    ...(row.redeemed_before === null ? {} : { repeated: true as const }),
   };
 }
 
@@ -514,7 +511,6 @@ type HandoffRow = {
 type RedeemedRow = Omit<HandoffRow, 'code_hash'> & {
   code_hash: string | null;
   in_time: boolean;
-  redeemed_before: Date | null;
   session_expires_at: Date | null;
   session_permissions: unknown;
 };

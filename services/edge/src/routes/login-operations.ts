@@ -158,9 +158,9 @@ const exchangeAuthenticationHandoff = defineOperation({
   description:
     'Basic authentication with the BFF key of the redirect pair whose callback received ' +
     'the code. Credentials are checked before the body. The platform must reject the ' +
-    'answer when `environment` is not the one it expects. After a 503 or no answer, the ' +
-    'same code with the same key may be sent again until the code expires: it answers the ' +
-    'same session, created once.',
+    'answer when `environment` is not the one it expects. A code is redeemed once: a used ' +
+    'code answers 404, also to its own key. A 503 spends nothing: after it, or no answer, ' +
+    'the same code with the same key may be sent again until the code expires.',
   tags,
   body: ExchangeBody,
   responses: {
@@ -169,7 +169,7 @@ const exchangeAuthenticationHandoff = defineOperation({
       400: 'Malformed body (VALIDATION_ERROR).',
       401: 'Missing, wrong or inactive platform credentials (UNAUTHORIZED).',
       403: 'A backend key was used (FORBIDDEN).',
-      404: 'Invalid, expired or wrong-platform code, or its session ended since (NOT_FOUND).',
+      404: 'Invalid, expired, used or wrong-platform code, or its session ended (NOT_FOUND).',
       415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE).',
       429: 'Too many requests for this key or address (RATE_LIMITED).',
       503: 'A gateway service is unavailable.',

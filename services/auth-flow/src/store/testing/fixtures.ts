@@ -1,6 +1,8 @@
 // Test support: records with fresh random ids and hashes, so cases never share a key.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type {
+  TransactionKey,
+  HandoffKey,
   HandoffPresenter,
   HandoffRecord,
   HandoffSnapshot,
@@ -8,7 +10,7 @@ import type {
   SessionSnapshot,
   TransactionRecord,
 } from '../auth-flow-store.js';
-import { randomSlotTag, slotTagOf } from '../slot-tags.js';
+import { randomSlotTag, slotTagOf, splitCredentialHash } from '../slot-tags.js';
 
 export const MINUTE = 60_000;
 
@@ -63,8 +65,13 @@ export function newHandoff(
   now: number,
   overrides: Partial<HandoffRecord> = {},
 ): HandoffRecord {
+  // A handoff that names its session sits in the session's slot, as the login issues it.
+  const sessionTag = splitCredentialHash(overrides.sessionTokenHash ?? '').tag;
   return {
-    codeHash: hashIn(overrides.transactionId ?? transaction.id),
+    codeHash:
+      sessionTag === undefined
+        ? hashIn(overrides.transactionId ?? transaction.id)
+        : `${sessionTag}.${fakeHash()}`,
     transactionId: transaction.id,
     platformId: transaction.platformId,
     platformKey: transaction.platformKey,
@@ -133,4 +140,19 @@ export function presenterOf(handoff: {
   callbackUrl: string;
 }): HandoffPresenter {
   return { platformKey: handoff.platformKey, callbackUrl: handoff.callbackUrl };
+}
+
+/** What the handoff's code names (its hash and its session's), as the exchange presents it. */
+export function keyOf(handoff: Pick<HandoffRecord, 'codeHash' | 'sessionTokenHash'>): HandoffKey {
+  return {
+    codeHash: handoff.codeHash,
+    ...(handoff.sessionTokenHash === undefined
+      ? {}
+      : { sessionTokenHash: handoff.sessionTokenHash }),
+  };
+}
+
+/** What the transaction's state names (its hash and the transaction id), as a callback presents it. */
+export function stateOf(transaction: Pick<TransactionRecord, 'id' | 'stateHash'>): TransactionKey {
+  return { stateHash: transaction.stateHash, transactionId: transaction.id };
 }
