@@ -121,12 +121,13 @@ export function createRelyingParty(options: {
     async endSessionUrl(client, parameters) {
       let configuration: openid.Configuration;
       try {
-        ({ configuration } = await configurationOf(client));
+        let document: DiscoveryDocument;
+        ({ document, configuration } = await configurationOf(client));
+        if (document.end_session_endpoint === undefined) return undefined;
       } catch (error) {
         if (error instanceof GatewayError) return undefined;
         throw error;
       }
-      if (configuration.serverMetadata().end_session_endpoint === undefined) return undefined;
       const query = { client_id: client.clientId, ...parameters() };
       try {
         return openid.buildEndSessionUrl(configuration, query).href;
