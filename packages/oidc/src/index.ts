@@ -1,5 +1,6 @@
 export { fetchDiscoveryDocument, type DiscoveryDocument } from './discovery-document.js';
 export { authorizationErrorRefusal } from './authorization-error.js';
+export { clientCredentialsToken } from './client-credentials.js';
 export { createDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
 export { createJwksCache, type JwksCache } from './jwks-cache.js';
 export { allowsHttp, formPostChannel } from './identity-fetch.js';
