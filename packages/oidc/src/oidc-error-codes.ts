@@ -1,7 +1,6 @@
 import { GatewayError, type ErrorCode } from '@gateway/errors';
 import { errors as joseErrors, type JWTVerifyGetKey } from 'jose';
-import * as openid from 'openid-client';
-import { AuthorizationResponseError, ResponseBodyError } from 'openid-client';
+import { AuthorizationResponseError, ClientError, ResponseBodyError } from 'openid-client';
 import { authorizationErrorRefusal } from './authorization-error.js';
 
 /**
@@ -74,7 +73,7 @@ function isUnreachable(error: unknown): boolean {
 
 /** What openid-client did not recognise and wrapped in an error of no code. */
 function unwrapped(error: unknown): unknown {
-  return error instanceof openid.ClientError && codeOf(error) === undefined ? error.cause : error;
+  return error instanceof ClientError && codeOf(error) === undefined ? error.cause : error;
 }
 
 function isTimeout(error: unknown): boolean {
@@ -209,14 +208,6 @@ const missingOrForbiddenEndpoint = hasCode(
   'OAUTH_REQUEST_PROTOCOL_FORBIDDEN',
 );
 
-const idTokenRows: Row[] = [
-  {
-    when: isNonceFailure,
-    answer: answer('NONCE_MISMATCH', 'The ID token nonce does not match the login.'),
-  },
-  { when: () => true, answer: answer('ID_TOKEN_INVALID', 'The ID token is invalid.') },
-];
-
 const table: Record<OidcStep, Row[]> = {
   discovery: [
     {
@@ -293,7 +284,13 @@ const table: Record<OidcStep, Row[]> = {
       answer: answer('TOKEN_RESPONSE_INVALID', 'The token response has no valid ID token.'),
     },
   ],
-  'id-token': idTokenRows,
+  'id-token': [
+    {
+      when: isNonceFailure,
+      answer: answer('NONCE_MISMATCH', 'The ID token nonce does not match the login.'),
+    },
+    { when: () => true, answer: answer('ID_TOKEN_INVALID', 'The ID token is invalid.') },
+  ],
   'access-token': [
     {
       when: (error) => error instanceof joseErrors.JWTExpired,
