@@ -76,7 +76,9 @@ describe('split mode', () => {
   it('answers ready through the edge, which reaches every service over HTTP/2 Connect', async () => {
     const response = await fetch(`http://127.0.0.1:${ports.edge}/health/ready`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({
+    // The deployment's issuer here answers nothing: readiness may name it in `details` beside
+    // a ready status, which it does not change.
+    expect(await response.json()).toMatchObject({
       status: 'ready',
       checks: { registry: 'up', authFlow: 'up', onboarding: 'up' },
     });
