@@ -1,12 +1,16 @@
 import { GatewayError } from '@gateway/errors';
-import * as openid from 'openid-client';
-import { allowsHttp, identityFetch } from './identity-fetch.js';
-import { oidcFailure } from './oidc-error-codes.js';
+import { fetchJson } from './fetch-json.js';
 
-/** An OpenID Provider's discovery document, as openid-client reads and checks it. */
-export type DiscoveryDocument = openid.ServerMetadata;
+/** The parts of an OpenID Provider's discovery document the gateway reads. */
+export type DiscoveryDocument = {
+  issuer: string;
+  authorization_endpoint?: string;
+  token_endpoint?: string;
+  end_session_endpoint?: string;
+  jwks_uri?: string;
+  [member: string]: unknown;
+};
 
-/** The endpoints the gateway calls or sends browsers to; each, when present, an http(s) URL. */
 const endpointMembers = [
   'authorization_endpoint',
   'token_endpoint',
@@ -14,63 +18,56 @@ const endpointMembers = [
   'jwks_uri',
 ] as const;
 
-/**
- * openid-client's discovery answers a Configuration of some client; the document alone is
- * kept, and each environment's client gets its Configuration from it (relying-party.ts).
- */
-const DISCOVERY_ONLY_CLIENT = 'discovery';
+/** `<issuer>/.well-known/openid-configuration` (OpenID Connect Discovery 1.0, section 4). */
+export function discoveryUrl(issuer: string): string {
+  return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+}
 
 /**
- * Fetches and checks an issuer's discovery document with openid-client (`<issuer>/.well-known/
- * openid-configuration`, redirects not followed, bounded by `timeoutMs`). Unreachable, slow,
- * non-200 or non-JSON: IDENTITY_UNAVAILABLE. A document that is not one, names any other
- * issuer than `issuer` (compared exactly, spec 4.11), or advertises an endpoint that is not an
- * http(s) URL: IDENTITY_DISCOVERY_INVALID (spec 7).
+ * Fetches and checks an issuer's discovery document. Unreachable, slow, non-200 or non-JSON:
+ * IDENTITY_UNAVAILABLE. A document that is not one, or that names any other issuer than
+ * `issuer` (compared exactly): IDENTITY_DISCOVERY_INVALID.
  */
 export async function fetchDiscoveryDocument(
   issuer: string,
   options: { timeoutMs: number },
 ): Promise<DiscoveryDocument> {
-  let document: DiscoveryDocument;
-  try {
-    const configuration = await openid.discovery(
-      new URL(issuer),
-      DISCOVERY_ONLY_CLIENT,
-      undefined,
-      openid.None(),
-      {
-        [openid.customFetch]: identityFetch,
-        timeout: options.timeoutMs / 1000,
-        execute: allowsHttp(issuer) ? [openid.allowInsecureRequests] : [],
-      },
+  const result = await fetchJson(discoveryUrl(issuer), options.timeoutMs);
+  if (!result.ok) {
+    throw new GatewayError(
+      'IDENTITY_UNAVAILABLE',
+      `The identity provider's discovery document ${result.reason}.`,
+      { details: { issuer }, cause: result.cause },
     );
-    document = configuration.serverMetadata();
-  } catch (error) {
-    throw oidcFailure('discovery', error, { issuer, timeoutMs: options.timeoutMs });
   }
-  return checkDiscoveryDocument(document, issuer);
+  return parseDiscoveryDocument(result.body, issuer);
 }
 
-/** What openid-client leaves to the caller: the exact issuer and the endpoints' form. */
-function checkDiscoveryDocument(document: DiscoveryDocument, issuer: string): DiscoveryDocument {
+/** Checks a parsed discovery document against the issuer it was fetched for. */
+export function parseDiscoveryDocument(body: unknown, issuer: string): DiscoveryDocument {
   const invalid = (message: string, details: Record<string, string> = {}) =>
     new GatewayError('IDENTITY_DISCOVERY_INVALID', message, { details: { issuer, ...details } });
-  // openid-client compares issuers as URLs (`https://id.example` is `https://id.example/`).
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid("The identity provider's discovery document is not a JSON object.");
+  }
+  const document: Record<string, unknown> = { ...body };
+  if (typeof document.issuer !== 'string') {
+    throw invalid("The identity provider's discovery document has no issuer.");
+  }
   if (document.issuer !== issuer) {
     throw invalid("The identity provider's discovery document names another issuer.", {
       reportedIssuer: document.issuer.slice(0, 300),
     });
   }
-  const checked: Record<string, unknown> = { ...document };
   for (const member of endpointMembers) {
-    const value = checked[member];
+    const value = document[member];
     if (value === undefined || value === null) {
-      delete checked[member];
+      delete document[member];
     } else if (typeof value !== 'string' || !isHttpUrl(value)) {
       throw invalid(`The identity provider's discovery document has an invalid ${member}.`);
     }
   }
-  return checked as DiscoveryDocument;
+  return document as DiscoveryDocument;
 }
 
 function isHttpUrl(value: string): boolean {

@@ -8,10 +8,11 @@ import type { EnvironmentClients } from './environment-clients.js';
 import { handoffSnapshotOf, type Evaluation } from './exchange-answer.js';
 import { sealIdToken } from './id-token-sealing.js';
 import {
-  nonceOf,
-  relyingPartyOf,
-  verifiedIdTokenOf,
-  type VerifiedIdToken,
+  buildAuthorizeUrl,
+  checkAuthorizationResponseIssuer,
+  codeChallengeOf,
+  exchangeAuthorizationCode,
+  verifyIdToken,
 } from './identity-provider-client.js';
 import { onboardingPageUrl } from './onboarding-redirect.js';
 import { createSecurityAudit, type SecurityAudit, type SignInAttempt } from './security-audit.js';
@@ -75,6 +76,7 @@ type LoginDeps = AuthFlowDeps & {
 };
 
 type Client = Awaited<ReturnType<EnvironmentClients['get']>>;
+type VerifiedIdToken = Awaited<ReturnType<typeof verifyIdToken>>;
 
 export type LoginFlow = ReturnType<typeof createLoginFlow>;
 
@@ -105,17 +107,22 @@ async function startLogin(
     ...(request.onboardingMode === undefined ? {} : { onboardingMode: request.onboardingMode }),
   });
   const client = await deps.environments.get(prepared.environmentKey);
+  const document = await deps.discovery.get(client.issuer);
   // The state carries the transaction's slot tag and id; the session token and the code will
   // carry the tag.
   const id = randomUUID();
-  const verifier = randomToken();
-  const secrets = { state: newState(id), nonce: nonceOf(verifier, id), verifier };
+  const secrets = {
+    state: newState(id),
+    nonce: randomToken(),
+    verifier: randomToken(),
+  };
   const transaction = newTransaction(deps, prepared, id, secrets);
-  const authorizeUrl = await relyingPartyOf(deps).authorizationUrl(client, {
+  const authorizeUrl = buildAuthorizeUrl(document, {
+    clientId: client.clientId,
     redirectUri: deps.settings.callbackUrl,
     state: secrets.state,
     nonce: secrets.nonce,
-    codeVerifier: secrets.verifier,
+    codeChallenge: codeChallengeOf(secrets.verifier),
     signUp: request.signUp,
   });
   await deps.store.createTransaction(transaction);
@@ -295,30 +302,27 @@ async function consumeTransaction(
   return { transaction, client };
 }
 
-/**
- * Steps 2 and 3: the authorization response checked, the code exchanged for an ID token, the
- * token verified and bound to the login's nonce (derived again from the PKCE verifier; the
- * transaction's hash of it is checked too).
- */
+/** Steps 2 and 3: the code exchanged for an ID token, verified and bound to the nonce. */
 async function verifiedIdentity(
   deps: LoginDeps,
   transaction: TransactionRecord,
   client: Client,
   request: CallbackRequest,
 ): Promise<{ idToken: string; verified: VerifiedIdToken }> {
+  const document = await deps.discovery.get(client.issuer);
+  // RFC 9207: before the code goes anywhere, the response must come from this issuer.
+  checkAuthorizationResponseIssuer(document, client.issuer, request.iss);
   const verifier = deps.keyring.decryptString(
     transaction.pkceVerifierEncrypted,
     `pkce:${transaction.id}`,
   );
-  const { idToken, claims } = await relyingPartyOf(deps).completeAuthorization(client, {
-    redirectUri: deps.settings.callbackUrl,
+  const idToken = await exchangeAuthorizationCode(document, client, {
     code: request.code,
-    state: request.state,
-    iss: request.iss,
+    redirectUri: deps.settings.callbackUrl,
     codeVerifier: verifier,
-    expectedNonce: nonceOf(verifier, transaction.id),
+    timeoutMs: deps.settings.identityTimeoutMs,
   });
-  const verified = verifiedIdTokenOf(claims);
+  const verified = await verifyIdToken(idToken, document, client, deps.jwks);
   if (!verifyTokenAgainstHash(verified.nonce, transaction.nonceHash)) {
     throw new GatewayError('NONCE_MISMATCH', 'The ID token nonce does not match the login.');
   }
