@@ -28,7 +28,7 @@ export type paths = {
     };
     /**
      * Readiness: every internal service reaches its persistent store.
-     * @description Asks each internal service (registry, auth-flow, onboarding) through the gRPC health-checking protocol, which probes its PostgreSQL schema and, for auth-flow, its Redis. 503 SERVICE_UNAVAILABLE names the part that is down.
+     * @description Asks each internal service (registry, auth-flow, onboarding) through the gRPC health-checking protocol, which probes its PostgreSQL schema and, for auth-flow, its Redis. 503 SERVICE_UNAVAILABLE names the part that is down. A ready answer reports an identity issuer that does not answer in `details.identityIssuer`; it stays ready.
      */
     get: operations['getReadiness'];
     put?: never;
@@ -1280,6 +1280,15 @@ export type components = {
     IdentityEnvironmentList: {
       items: components['schemas']['IdentityEnvironment'][];
     };
+    /** @description The deployment identity issuer did not answer its discovery document when last asked (at most every 30 seconds): sign-in fails until it does. Reported, not counted against readiness, which checks the persistent store. */
+    IdentityIssuerProblem: {
+      checkedAt: string;
+      environmentKey: string;
+      error: string;
+      issuer: string;
+      /** @enum {string} */
+      status: 'unreachable';
+    };
     IntrospectionRequest: {
       /** @description A gatewayToken. */
       token: string;
@@ -1571,6 +1580,9 @@ export type components = {
     Readiness: {
       checks: {
         [key: string]: 'up' | 'down';
+      };
+      details?: {
+        identityIssuer: components['schemas']['IdentityIssuerProblem'];
       };
       /** @enum {string} */
       status: 'ready';
@@ -6257,6 +6269,9 @@ export const identityEnvironmentDetailSourceValues: ReadonlyArray<
 export const identityEnvironmentDetailTierValues: ReadonlyArray<
   FlattenedDeepRequired<components>['schemas']['IdentityEnvironmentDetail']['tier']
 > = ['development', 'staging', 'production'];
+export const identityIssuerProblemStatusValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['IdentityIssuerProblem']['status']
+> = ['unreachable'];
 export const introspectionResultAnyOf1EnvironmentTierValues: ReadonlyArray<
   Extract<
     Extract<
