@@ -3,6 +3,7 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createTestDatabase, createTestRedis } from '@gateway/testkit';
 import {
+  compileCheckout,
   checkOutBaselineBuild,
   DEFAULT_BASELINE_REF,
   existingBaselineBuild,
@@ -15,7 +16,7 @@ import {
   type IdentityProvider,
 } from './gateway.js';
 import { measureOverload } from './overload.js';
-import { rssBytes } from './processes.js';
+import { repoRoot, rssBytes } from './processes.js';
 import { addRatios, describeRefusalCost, formatTable, formatTargets, round2 } from './report.js';
 import { BenchRun, type BenchOptions, type BenchReport, type ScenarioName } from './run.js';
 import {
@@ -58,6 +59,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   try {
     // Installed before anything is measured, so the install takes no CPU from a scenario.
     const baselineBuild = await prepareBaselineBuild(run);
+    if (GATEWAY_SCENARIOS.some(run.wanted)) {
+      run.step('compiling the gateway (tsc --build): its processes run compiled, as deployed');
+      await compileCheckout(repoRoot, join(run.logDir, 'compile.log'));
+    }
     await measureBaselines(run);
     await measurePeer(run);
     if (GATEWAY_SCENARIOS.some(run.wanted)) await measureGateway(run, baselineBuild);

@@ -89,6 +89,7 @@ export async function startGateway(
     { ...env, PORT: String(port) },
     [],
     build?.dir,
+    true,
   );
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(url, [child]);
@@ -162,10 +163,17 @@ export async function startSplit(
     ONBOARDING_SERVICE_URL: internal('onboarding'),
   };
   const processes = names.map((name) =>
-    run.start(`split-${name}`, `services/${name}/src/main.ts`, {
-      ...env,
-      PORT: String(ports.get(name) ?? 0),
-    }),
+    run.start(
+      `split-${name}`,
+      `services/${name}/src/main.ts`,
+      {
+        ...env,
+        PORT: String(ports.get(name) ?? 0),
+      },
+      [],
+      undefined,
+      true,
+    ),
   );
   await waitUntilReady(internal('edge'), processes);
   return { url: internal('edge'), processes };

@@ -19,9 +19,21 @@ export type BenchProcess = {
 };
 
 /**
- * Starts a TypeScript entry point the way the repository's own scripts do (node + tsx with
- * the `@gateway/source` condition), output to a log file (no pipe the bench would have to
- * drain while it measures), with an IPC channel for the bench targets' ready message.
+ * The compiled JavaScript of a service's TypeScript entry point (`<package>/src/x.ts` →
+ * `<package>/dist/x.js`, as `tsc --build` writes it and the container images run it).
+ */
+export function compiledEntry(entry: string): string {
+  const match = /^(.*)\/src\/(.*)\.ts$/.exec(entry);
+  if (match === null) throw new Error(`${entry} is not a package's src/ entry point`);
+  return `${match[1]}/dist/${match[2]}.js`;
+}
+
+/**
+ * Starts a TypeScript entry point, output to a log file (no pipe the bench would have to drain
+ * while it measures), with an IPC channel for the bench targets' ready message. The gateway's
+ * own processes run `compiled`: the `tsc --build` output on plain node, as the container images
+ * run them. The bench's targets and tools run the way the repository's scripts do (node + tsx
+ * with the `@gateway/source` condition).
  */
 export function startTsxProcess(options: {
   name: string;
@@ -32,19 +44,17 @@ export function startTsxProcess(options: {
   nodeArgs?: string[];
   /** Where it runs and resolves tsx and its packages from (default: the repository root). */
   cwd?: string;
+  compiled?: boolean;
 }): BenchProcess {
   const logFile = join(options.logDir, `${options.name}.log`);
   const fd = openSync(logFile, 'w');
+  const entryArgs =
+    options.compiled === true
+      ? [compiledEntry(options.entry)]
+      : ['--conditions=@gateway/source', '--import', 'tsx', options.entry];
   const child = spawn(
     process.execPath,
-    [
-      ...(options.nodeArgs ?? []),
-      '--conditions=@gateway/source',
-      '--import',
-      'tsx',
-      options.entry,
-      ...(options.args ?? []),
-    ],
+    [...(options.nodeArgs ?? []), ...entryArgs, ...(options.args ?? [])],
     { cwd: options.cwd ?? repoRoot, env: options.env, stdio: ['ignore', fd, fd, 'ipc'] },
   );
   closeSync(fd);

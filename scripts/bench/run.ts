@@ -215,19 +215,24 @@ export class BenchRun {
     );
   }
 
-  /** Starts a TypeScript entry point of the repository, or of the checkout at `cwd`. */
+  /**
+   * Starts a TypeScript entry point of the repository, or of the checkout at `cwd`; `compiled`
+   * runs its `tsc --build` output (processes.ts).
+   */
   start(
     name: string,
     entry: string,
     env: Record<string, string>,
     args: string[] = [],
     cwd?: string,
+    compiled = false,
   ) {
     const profileDir = join(dirname(this.out), 'cpu-prof', name);
     const child = startTsxProcess({
       name,
       entry,
       args,
+      compiled,
       ...(cwd === undefined ? {} : { cwd }),
       env: { ...inheritedEnv(), ...env },
       logDir: this.logDir,

@@ -83,13 +83,14 @@ function directCall(
       message: isMessage(answer, method.output) ? answer : create(method.output, answer as never),
     } as UnaryResponse;
   });
+  // The chain is built once; each call carries its deadline in its context values.
+  const call = chain(options.clientInterceptors, (request) =>
+    withDeadline(serve(request), request.contextValues.get(callDeadline), request.signal),
+  );
   return async (input, callOptions = {}) => {
     const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs;
     const contextValues = callOptions.contextValues ?? createContextValues();
-    if (timeoutMs > 0) contextValues.set(callDeadline, Date.now() + timeoutMs);
-    const call = chain(options.clientInterceptors, (request) =>
-      withDeadline(serve(request), timeoutMs, request.signal),
-    );
+    contextValues.set(callDeadline, timeoutMs > 0 ? Date.now() + timeoutMs : undefined);
     const response = await call({
       stream: false,
       service: method.parent,
@@ -134,10 +135,18 @@ function handlerContext(request: UnaryRequest): HandlerContext {
   } as unknown as HandlerContext;
 }
 
-/** The answer, or DEADLINE_EXCEEDED after `timeoutMs`, or CANCELED when `signal` aborts. */
-function withDeadline<T>(answer: Promise<T>, timeoutMs: number, signal: AbortSignal): Promise<T> {
+/**
+ * The answer, or DEADLINE_EXCEEDED at `deadline` (epoch ms; none when undefined), or CANCELED
+ * when `signal` aborts.
+ */
+function withDeadline<T>(
+  answer: Promise<T>,
+  deadline: number | undefined,
+  signal: AbortSignal,
+): Promise<T> {
   const cancellable = signal !== NEVER_ABORTED;
-  if (!(timeoutMs > 0) && !cancellable) return answer;
+  if (deadline === undefined && !cancellable) return answer;
+  const timeoutMs = deadline === undefined ? 0 : Math.max(1, deadline - Date.now());
   return new Promise<T>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
     const settle = (settled: () => void) => {

@@ -103,11 +103,16 @@ function readBody(
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    // The listeners go once the body is settled: a request's 'close' comes after its answer,
+    // and must cost nothing then. The error listener stays, so that a late stream error (a
+    // client gone during an unread rest) is never an unhandled one.
     const finish = (outcome: Buffer | 'too-large' | Error) => {
       if (done) return;
       done = true;
       clearTimeout(deadline);
       req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
       if (outcome instanceof Error) {
         req.pause();
         reject(outcome);
@@ -121,13 +126,14 @@ function readBody(
       if (size > limitBytes) finish('too-large');
       else chunks.push(chunk);
     };
+    const onEnd = () => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    const onError = (error: Error) => finish(error);
+    const onClose = () => finish(new Error('The request ended before its body did.'));
     const deadline = setTimeout(() => finish(bodyTimedOut()), deadlineMs);
     req.on('data', onData);
-    req.once('end', () =>
-      finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)),
-    );
-    req.once('error', (error) => finish(error));
-    req.once('close', () => finish(new Error('The request ended before its body did.')));
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 
