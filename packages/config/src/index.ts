@@ -16,4 +16,4 @@ export type { ConfigVariable, RunCommand } from './config-variables.js';
 export { renderConfigTable } from './config-table.js';
 export { parseRedisAddress, REDIS_ENDPOINT_VARIABLES } from './redis-settings.js';
 export type { RedisAddress, RedisSettings } from './redis-settings.js';
-export { checkIssuer, type Checked } from './value-rules.js';
+export { checkIssuer, isLoopbackHost, type Checked } from './value-rules.js';

@@ -44,6 +44,7 @@ export function checkUrlWithScheme(
   return url !== undefined && protocols.includes(url.protocol) ? ok(raw) : broken(rule);
 }
 
+/** The hosts on which the spec allows http: localhost, 127.0.0.1, [::1] and *.localhost. */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase();
   return (

@@ -10,6 +10,7 @@ import {
 } from 'jose';
 import type { DiscoveryCache } from './discovery-cache.js';
 import type { JwksCache } from './jwks-cache.js';
+import { keyFetchFailuresAsUnavailable, oidcFailure } from './oidc-error-codes.js';
 
 /** What the gateway knows about the identity environment a token's `iss` names. */
 export type IssuerInfo = {
@@ -102,7 +103,7 @@ export function createAccessTokenVerifier(options: {
           requiredClaims: ['exp'],
         }));
       } catch (error) {
-        throw asGatewayError(error);
+        throw oidcFailure('access-token', error);
       }
 
       if (claims.nonce !== undefined) {
@@ -220,61 +221,6 @@ async function verifyWithKeySet(
     }
     throw failure;
   }
-}
-
-/**
- * A key set that cannot be fetched (unreachable, slow, not a JWKS) is the provider's
- * failure, not the token's: IDENTITY_UNAVAILABLE. A set without the token's key is the
- * token's.
- */
-function keyFetchFailuresAsUnavailable(keys: JWTVerifyGetKey): JWTVerifyGetKey {
-  return async (header, token) => {
-    try {
-      return await keys(header, token);
-    } catch (error) {
-      if (
-        error instanceof errors.JWKSNoMatchingKey ||
-        error instanceof errors.JWKSMultipleMatchingKeys
-      ) {
-        throw error;
-      }
-      throw new GatewayError(
-        'IDENTITY_UNAVAILABLE',
-        "The identity provider's signing keys could not be fetched.",
-        { cause: error },
-      );
-    }
-  };
-}
-
-function asGatewayError(error: unknown): unknown {
-  if (error instanceof GatewayError) return error;
-  if (error instanceof errors.JWTExpired) return unauthorized('The access token has expired.');
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    switch (error.claim) {
-      case 'aud':
-        return unauthorized('The access token is not meant for this gateway (audience).');
-      case 'iss':
-        return unauthorized("The access token's issuer does not match.");
-      case 'nbf':
-        return unauthorized('The access token is not valid yet.');
-      case 'exp':
-        return unauthorized('The access token has no valid expiry.');
-      default:
-        return unauthorized('The access token has invalid claims.');
-    }
-  }
-  if (error instanceof errors.JOSEAlgNotAllowed) {
-    return unauthorized('The access token is signed with an algorithm that is not accepted.');
-  }
-  if (error instanceof errors.JWKSNoMatchingKey) {
-    return unauthorized('The access token is signed with an unknown key.');
-  }
-  if (error instanceof errors.JWSSignatureVerificationFailed) {
-    return unauthorized('The access token signature is invalid.');
-  }
-  if (error instanceof errors.JOSEError) return unauthorized('The access token is malformed.');
-  return error;
 }
 
 function unauthorized(message: string): GatewayError {

@@ -8,11 +8,7 @@ import {
   unusedLocalPort,
   type TestOpenIdProvider,
 } from '@gateway/testkit';
-import {
-  discoveryUrl,
-  fetchDiscoveryDocument,
-  parseDiscoveryDocument,
-} from './discovery-document.js';
+import { fetchDiscoveryDocument } from './discovery-document.js';
 
 async function failureOf(promise: Promise<unknown>): Promise<GatewayError> {
   const error = await promise.then(
@@ -29,6 +25,7 @@ describe('fetchDiscoveryDocument', () => {
   // A misbehaving provider of the test's own: answers whatever `reply` says.
   let broken: Server;
   let brokenUrl: string;
+  const requestedPaths: string[] = [];
   let reply: { status: number; type: string; body: string } = {
     status: 200,
     type: 'application/json',
@@ -44,7 +41,8 @@ describe('fetchDiscoveryDocument', () => {
       startTestOpenIdProvider({ signingAlg: 'ES256' }),
       startTestOpenIdProvider({ signingAlg: 'ES256', advertisedIssuer: 'https://other.example' }),
     ]);
-    broken = createHttpServer((_req, res) => {
+    broken = createHttpServer((req, res) => {
+      requestedPaths.push(req.url ?? '');
       res.writeHead(reply.status, { 'content-type': reply.type });
       res.end(reply.body);
     });
@@ -133,35 +131,49 @@ describe('fetchDiscoveryDocument', () => {
       'IDENTITY_DISCOVERY_INVALID',
     );
   });
-});
-
-describe('parseDiscoveryDocument', () => {
-  const issuer = 'https://id.example/api/auth/env/PROD';
-
-  it('keeps endpoints that are http(s) URLs and drops null ones', () => {
-    expect(
-      parseDiscoveryDocument(
-        { issuer, jwks_uri: `${issuer}/jwks`, end_session_endpoint: null, extra: 1 },
-        issuer,
-      ),
-    ).toEqual({ issuer, jwks_uri: `${issuer}/jwks`, extra: 1 });
+  it('keeps endpoints that are http(s) URLs and drops null ones', async () => {
+    reply = {
+      status: 200,
+      type: 'application/json',
+      body: JSON.stringify({
+        issuer: brokenUrl,
+        jwks_uri: `${brokenUrl}/jwks`,
+        end_session_endpoint: null,
+        extra: 1,
+      }),
+    };
+    expect(await fetchDiscoveryDocument(brokenUrl, { timeoutMs: 2_000 })).toEqual({
+      issuer: brokenUrl,
+      jwks_uri: `${brokenUrl}/jwks`,
+      extra: 1,
+    });
   });
 
   it.each([
-    [{}, 'has no issuer'],
-    [{ issuer: 42 }, 'has no issuer'],
-    [{ issuer, token_endpoint: 'javascript:alert(1)' }, 'invalid token_endpoint'],
-    [{ issuer, jwks_uri: ['x'] }, 'invalid jwks_uri'],
-  ])('refuses %j', (document, reason) => {
-    expect(() => parseDiscoveryDocument(document, issuer)).toThrow(reason);
+    [{}, 'is not a valid discovery document'],
+    [{ issuer: 42 }, 'is not a valid discovery document'],
+    [{ token_endpoint: 'javascript:alert(1)' }, 'invalid token_endpoint'],
+    [{ jwks_uri: ['x'] }, 'invalid jwks_uri'],
+  ])('IDENTITY_DISCOVERY_INVALID for %j', async (document, reason) => {
+    const body =
+      'issuer' in document || Object.keys(document).length === 0
+        ? document
+        : { issuer: brokenUrl, ...document };
+    reply = { status: 200, type: 'application/json', body: JSON.stringify(body) };
+    const error = await failureOf(fetchDiscoveryDocument(brokenUrl, { timeoutMs: 2_000 }));
+    expect(error.code).toBe('IDENTITY_DISCOVERY_INVALID');
+    expect(error.message).toContain(reason);
   });
 
-  it('builds the well-known URL without doubling a trailing slash', () => {
-    expect(discoveryUrl('https://id.example/tenant/')).toBe(
-      'https://id.example/tenant/.well-known/openid-configuration',
+  it('asks <issuer>/.well-known/openid-configuration, without doubling a trailing slash', async () => {
+    reply = {
+      status: 200,
+      type: 'application/json',
+      body: JSON.stringify({ issuer: `${brokenUrl}/` }),
+    };
+    expect((await fetchDiscoveryDocument(`${brokenUrl}/`, { timeoutMs: 2_000 })).issuer).toBe(
+      `${brokenUrl}/`,
     );
-    expect(discoveryUrl('https://id.example')).toBe(
-      'https://id.example/.well-known/openid-configuration',
-    );
+    expect(requestedPaths.at(-1)).toBe('/idp/.well-known/openid-configuration');
   });
 });

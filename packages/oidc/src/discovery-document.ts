@@ -1,16 +1,12 @@
 import { GatewayError } from '@gateway/errors';
-import { fetchJson } from './fetch-json.js';
+import * as openid from 'openid-client';
+import { allowsHttp, identityFetch } from './identity-fetch.js';
+import { oidcFailure } from './oidc-error-codes.js';
 
-/** The parts of an OpenID Provider's discovery document the gateway reads. */
-export type DiscoveryDocument = {
-  issuer: string;
-  authorization_endpoint?: string;
-  token_endpoint?: string;
-  end_session_endpoint?: string;
-  jwks_uri?: string;
-  [member: string]: unknown;
-};
+/** An OpenID Provider's discovery document, as openid-client reads and checks it. */
+export type DiscoveryDocument = openid.ServerMetadata;
 
+/** The endpoints the gateway calls or sends browsers to; each, when present, an http(s) URL. */
 const endpointMembers = [
   'authorization_endpoint',
   'token_endpoint',
@@ -18,56 +14,63 @@ const endpointMembers = [
   'jwks_uri',
 ] as const;
 
-/** `<issuer>/.well-known/openid-configuration` (OpenID Connect Discovery 1.0, section 4). */
-export function discoveryUrl(issuer: string): string {
-  return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
-}
+/**
+ * openid-client's discovery answers a Configuration of some client; the document alone is
+ * kept, and each environment's client gets its Configuration from it (relying-party.ts).
+ */
+const DISCOVERY_ONLY_CLIENT = 'discovery';
 
 /**
- * Fetches and checks an issuer's discovery document. Unreachable, slow, non-200 or non-JSON:
- * IDENTITY_UNAVAILABLE. A document that is not one, or that names any other issuer than
- * `issuer` (compared exactly): IDENTITY_DISCOVERY_INVALID.
+ * Fetches and checks an issuer's discovery document with openid-client (`<issuer>/.well-known/
+ * openid-configuration`, redirects not followed, bounded by `timeoutMs`). Unreachable, slow,
+ * non-200 or non-JSON: IDENTITY_UNAVAILABLE. A document that is not one, names any other
+ * issuer than `issuer` (compared exactly, spec 4.11), or advertises an endpoint that is not an
+ * http(s) URL: IDENTITY_DISCOVERY_INVALID (spec 7).
  */
 export async function fetchDiscoveryDocument(
   issuer: string,
   options: { timeoutMs: number },
 ): Promise<DiscoveryDocument> {
-  const result = await fetchJson(discoveryUrl(issuer), options.timeoutMs);
-  if (!result.ok) {
-    throw new GatewayError(
-      'IDENTITY_UNAVAILABLE',
-      `The identity provider's discovery document ${result.reason}.`,
-      { details: { issuer }, cause: result.cause },
+  let document: DiscoveryDocument;
+  try {
+    const configuration = await openid.discovery(
+      new URL(issuer),
+      DISCOVERY_ONLY_CLIENT,
+      undefined,
+      openid.None(),
+      {
+        [openid.customFetch]: identityFetch,
+        timeout: options.timeoutMs / 1000,
+        execute: allowsHttp(issuer) ? [openid.allowInsecureRequests] : [],
+      },
     );
+    document = configuration.serverMetadata();
+  } catch (error) {
+    throw oidcFailure('discovery', error, { issuer, timeoutMs: options.timeoutMs });
   }
-  return parseDiscoveryDocument(result.body, issuer);
+  return checkDiscoveryDocument(document, issuer);
 }
 
-/** Checks a parsed discovery document against the issuer it was fetched for. */
-export function parseDiscoveryDocument(body: unknown, issuer: string): DiscoveryDocument {
+/** What openid-client leaves to the caller: the exact issuer and the endpoints' form. */
+function checkDiscoveryDocument(document: DiscoveryDocument, issuer: string): DiscoveryDocument {
   const invalid = (message: string, details: Record<string, string> = {}) =>
     new GatewayError('IDENTITY_DISCOVERY_INVALID', message, { details: { issuer, ...details } });
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid("The identity provider's discovery document is not a JSON object.");
-  }
-  const document: Record<string, unknown> = { ...body };
-  if (typeof document.issuer !== 'string') {
-    throw invalid("The identity provider's discovery document has no issuer.");
-  }
+  // openid-client compares issuers as URLs (`https://id.example` is `https://id.example/`).
   if (document.issuer !== issuer) {
     throw invalid("The identity provider's discovery document names another issuer.", {
       reportedIssuer: document.issuer.slice(0, 300),
     });
   }
+  const checked: Record<string, unknown> = { ...document };
   for (const member of endpointMembers) {
-    const value = document[member];
+    const value = checked[member];
     if (value === undefined || value === null) {
-      delete document[member];
+      delete checked[member];
     } else if (typeof value !== 'string' || !isHttpUrl(value)) {
       throw invalid(`The identity provider's discovery document has an invalid ${member}.`);
     }
   }
-  return document as DiscoveryDocument;
+  return checked as DiscoveryDocument;
 }
 
 function isHttpUrl(value: string): boolean {

@@ -1,6 +1,8 @@
 import { isGatewayError } from '@gateway/errors';
+import { createRemoteJWKSet, customFetch, errors as joseErrors } from 'jose';
 import { fetchDiscoveryDocument, type DiscoveryDocument } from './discovery-document.js';
-import { fetchJson } from './fetch-json.js';
+import { identityFetch } from './identity-fetch.js';
+import { unavailableReason } from './oidc-error-codes.js';
 
 export type EnvironmentCheckName = 'discovery' | 'endpoints' | 'jwks' | 'client' | 'secret';
 
@@ -105,11 +107,9 @@ async function checkJwks(
   const fail = (message: string): EnvironmentCheck => ({ name: 'jwks', status: 'fail', message });
   if (document === undefined) return fail('Not checked: the discovery check failed.');
   if (document.jwks_uri === undefined) return fail('The discovery document has no jwks_uri.');
-  const result = await fetchJson(document.jwks_uri, timeoutMs);
-  if (!result.ok) return fail(`jwks_uri ${result.reason}.`);
-  const keys = isObject(result.body) ? result.body.keys : undefined;
-  if (!Array.isArray(keys)) return fail('jwks_uri does not answer a JSON Web Key Set.');
-  const usable = keys.filter((key) => isObject(key) && typeof key.kty === 'string');
+  const keys = await fetchKeySet(document.jwks_uri, timeoutMs);
+  if (!keys.ok) return fail(`jwks_uri ${keys.reason}.`);
+  const usable = keys.keys.filter((key) => isObject(key) && typeof key.kty === 'string');
   if (usable.length === 0) return fail('jwks_uri publishes no keys.');
   return {
     name: 'jwks',
@@ -151,6 +151,40 @@ function checkSecret(secretDecrypts: boolean | null): EnvironmentCheck {
     };
   }
   return { name: 'secret', status: 'pass', message: 'The stored client secret decrypts.' };
+}
+
+/**
+ * The key set at `jwksUri`, fetched fresh by jose (which refuses anything that is not a JSON
+ * Web Key Set), or why not: short and safe to show, never the upstream body.
+ */
+async function fetchKeySet(
+  jwksUri: string,
+  timeoutMs: number,
+): Promise<{ ok: true; keys: unknown[] } | { ok: false; reason: string }> {
+  if (!URL.canParse(jwksUri)) return { ok: false, reason: 'is not a URL' };
+  let status: number | undefined;
+  const keySet = createRemoteJWKSet(new URL(jwksUri), {
+    timeoutDuration: timeoutMs,
+    [customFetch]: async (url: string, init: RequestInit) => {
+      const response = await identityFetch(url, init);
+      status = response.status;
+      return response;
+    },
+  });
+  try {
+    await keySet.reload();
+  } catch (error) {
+    if (error instanceof joseErrors.JWKSInvalid) {
+      return { ok: false, reason: 'does not answer a JSON Web Key Set' };
+    }
+    if (status !== undefined && status !== 200)
+      return { ok: false, reason: `answered HTTP ${status}` };
+    if (error instanceof joseErrors.JOSEError && /as JSON/.test(error.message)) {
+      return { ok: false, reason: 'did not answer JSON' };
+    }
+    return { ok: false, reason: unavailableReason(error, timeoutMs) };
+  }
+  return { ok: true, keys: keySet.jwks()?.keys ?? [] };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,14 +1,18 @@
-export {
-  discoveryUrl,
-  fetchDiscoveryDocument,
-  parseDiscoveryDocument,
-  type DiscoveryDocument,
-} from './discovery-document.js';
+export { fetchDiscoveryDocument, type DiscoveryDocument } from './discovery-document.js';
 export { authorizationErrorRefusal } from './authorization-error.js';
+export { clientCredentialsToken } from './client-credentials.js';
 export { createDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
 export { createJwksCache, type JwksCache } from './jwks-cache.js';
-export { verifyJwt, type JwtVerifyOptions } from './jwt-verify.js';
-export { formPostChannel, postForm, type FormPostResult } from './post-form.js';
+export { allowsHttp, formPostChannel } from './identity-fetch.js';
+export { oidcFailure, type OidcStep } from './oidc-error-codes.js';
+export {
+  createRelyingParty,
+  idTokenAlgorithms,
+  type AuthorizationRequest,
+  type AuthorizationResponse,
+  type RelyingParty,
+  type RelyingPartyClient,
+} from './relying-party.js';
 export {
   accessTokenAlgorithms,
   createAccessTokenVerifier,

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { adminClientId } from '@gateway/dev-identity';
+import { clientCredentialsToken } from '@gateway/oidc';
 
 /** A BFF key as the admin API issues it (spec 4.10, credential responses). */
 export type DemoPlatformKey = {
@@ -210,22 +211,15 @@ async function adminToken(
   doFetch: typeof fetch,
 ): Promise<string> {
   // The development identity service runs on the gateway's origin in the embedded default.
-  const response = await doFetch(`${options.gatewayUrl}/api/auth/env/PROD/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      authorization: basic(adminClientId, options.adminClientSecret),
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      scope: 'platforms:admin',
-      resource: options.accessTokenAudience,
-    }),
+  const issuer = `${options.gatewayUrl}/api/auth/env/PROD`;
+  return clientCredentialsToken({
+    issuer,
+    tokenEndpoint: `${issuer}/oauth2/token`,
+    clientId: adminClientId,
+    clientSecret: options.adminClientSecret,
+    parameters: { scope: 'platforms:admin', resource: options.accessTokenAudience },
+    fetch: doFetch,
   });
-  if (response.status !== 200) {
-    throw new Error(`the admin token request answered ${response.status}`);
-  }
-  return ((await response.json()) as { access_token: string }).access_token;
 }
 
 function createAdminApi(gatewayUrl: string, token: string, doFetch: typeof fetch) {

@@ -28,7 +28,8 @@ const tokenEndpointTraffic: { verifiers: string[]; idTokens: string[] } = {
   verifiers: [],
   idTokens: [],
 };
-// The token request goes through @gateway/oidc's postForm, which shows each one on a channel.
+// The token request goes through @gateway/oidc's fetch for openid-client, which shows each
+// form POST on a channel.
 const formPostChannel = diagnosticsChannel.channel('gateway:oidc.form-post');
 const onFormPost = (message: unknown) => {
   const { form, result } = message as {

@@ -8,11 +8,10 @@ import type { EnvironmentClients } from './environment-clients.js';
 import { handoffSnapshotOf, type Evaluation } from './exchange-answer.js';
 import { sealIdToken } from './id-token-sealing.js';
 import {
-  buildAuthorizeUrl,
-  checkAuthorizationResponseIssuer,
-  codeChallengeOf,
-  exchangeAuthorizationCode,
-  verifyIdToken,
+  nonceOf,
+  relyingPartyOf,
+  verifiedIdTokenOf,
+  type VerifiedIdToken,
 } from './identity-provider-client.js';
 import { onboardingPageUrl } from './onboarding-redirect.js';
 import { createSecurityAudit, type SecurityAudit, type SignInAttempt } from './security-audit.js';
@@ -76,7 +75,6 @@ type LoginDeps = AuthFlowDeps & {
 };
 
 type Client = Awaited<ReturnType<EnvironmentClients['get']>>;
-type VerifiedIdToken = Awaited<ReturnType<typeof verifyIdToken>>;
 
 export type LoginFlow = ReturnType<typeof createLoginFlow>;
 
@@ -107,22 +105,17 @@ async function startLogin(
     ...(request.onboardingMode === undefined ? {} : { onboardingMode: request.onboardingMode }),
   });
   const client = await deps.environments.get(prepared.environmentKey);
-  const document = await deps.discovery.get(client.issuer);
   // The state carries the transaction's slot tag and id; the session token and the code will
   // carry the tag.
   const id = randomUUID();
-  const secrets = {
-    state: newState(id),
-    nonce: randomToken(),
-    verifier: randomToken(),
-  };
+  const verifier = randomToken();
+  const secrets = { state: newState(id), nonce: nonceOf(verifier, id), verifier };
   const transaction = newTransaction(deps, prepared, id, secrets);
-  const authorizeUrl = buildAuthorizeUrl(document, {
-    clientId: client.clientId,
+  const authorizeUrl = await relyingPartyOf(deps).authorizationUrl(client, {
     redirectUri: deps.settings.callbackUrl,
     state: secrets.state,
     nonce: secrets.nonce,
-    codeChallenge: codeChallengeOf(secrets.verifier),
+    codeVerifier: secrets.verifier,
     signUp: request.signUp,
   });
   await deps.store.createTransaction(transaction);
@@ -302,27 +295,30 @@ async function consumeTransaction(
   return { transaction, client };
 }
 
-/** Steps 2 and 3: the code exchanged for an ID token, verified and bound to the nonce. */
+/**
+ * Steps 2 and 3: the authorization response checked, the code exchanged for an ID token, the
+ * token verified and bound to the login's nonce (derived again from the PKCE verifier; the
+ * transaction's hash of it is checked too).
+ */
 async function verifiedIdentity(
   deps: LoginDeps,
   transaction: TransactionRecord,
   client: Client,
   request: CallbackRequest,
 ): Promise<{ idToken: string; verified: VerifiedIdToken }> {
-  const document = await deps.discovery.get(client.issuer);
-  // RFC 9207: before the code goes anywhere, the response must come from this issuer.
-  checkAuthorizationResponseIssuer(document, client.issuer, request.iss);
   const verifier = deps.keyring.decryptString(
     transaction.pkceVerifierEncrypted,
     `pkce:${transaction.id}`,
   );
-  const idToken = await exchangeAuthorizationCode(document, client, {
-    code: request.code,
+  const { idToken, claims } = await relyingPartyOf(deps).completeAuthorization(client, {
     redirectUri: deps.settings.callbackUrl,
+    code: request.code,
+    state: request.state,
+    iss: request.iss,
     codeVerifier: verifier,
-    timeoutMs: deps.settings.identityTimeoutMs,
+    expectedNonce: nonceOf(verifier, transaction.id),
   });
-  const verified = await verifyIdToken(idToken, document, client, deps.jwks);
+  const verified = verifiedIdTokenOf(claims);
   if (!verifyTokenAgainstHash(verified.nonce, transaction.nonceHash)) {
     throw new GatewayError('NONCE_MISMATCH', 'The ID token nonce does not match the login.');
   }

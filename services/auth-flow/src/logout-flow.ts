@@ -1,7 +1,7 @@
-import { GatewayError } from '@gateway/errors';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import type { EnvironmentClients } from './environment-clients.js';
 import { openIdToken } from './id-token-sealing.js';
+import { relyingPartyOf } from './identity-provider-client.js';
 import { createSecurityAudit } from './security-audit.js';
 import { hashCredential } from './store/slot-tags.js';
 
@@ -48,30 +48,17 @@ export function createLogoutFlow(deps: AuthFlowDeps, environments: EnvironmentCl
       destination =
         client.postLogoutRedirectUri ?? settings.accountCenterUrl ?? fallbackDestination();
     }
-    let endSession: string | undefined;
-    try {
-      const document = await deps.discovery.get(client.issuer);
-      endSession =
-        typeof document.end_session_endpoint === 'string'
-          ? document.end_session_endpoint
-          : undefined;
-    } catch (error) {
-      if (!(error instanceof GatewayError)) throw error;
-      endSession = undefined;
-    }
-    if (endSession === undefined || session.idTokenEncrypted === null) return { logoutUrl: null };
-    const url = new URL(endSession);
-    url.searchParams.set('id_token_hint', openIdToken(keyring, session.idTokenEncrypted, session));
-    url.searchParams.set('client_id', client.clientId);
-    url.searchParams.set('post_logout_redirect_uri', `${settings.baseUrl}/v1/auth/logged-out`);
-    url.searchParams.set(
-      'state',
-      keyring.encrypt(
+    const { idTokenEncrypted } = session;
+    if (idTokenEncrypted === null) return { logoutUrl: null };
+    const logoutUrl = await relyingPartyOf(deps).endSessionUrl(client, () => ({
+      id_token_hint: openIdToken(keyring, idTokenEncrypted, session),
+      post_logout_redirect_uri: `${settings.baseUrl}/v1/auth/logged-out`,
+      state: keyring.encrypt(
         JSON.stringify({ d: destination, e: now().getTime() + LOGOUT_STATE_TTL_MS }),
         LOGOUT_STATE_PURPOSE,
       ),
-    );
-    return { logoutUrl: url.href };
+    }));
+    return { logoutUrl: logoutUrl ?? null };
   }
 
   /** Spec 4.7: the destination held in `state`; the fallback when it is missing, tampered or expired. */
