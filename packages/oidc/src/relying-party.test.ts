@@ -5,7 +5,13 @@ import { GatewayError } from '@gateway/errors';
 import { startTestTokenIssuer, type TestTokenIssuer } from '@gateway/testkit';
 import { createDiscoveryCache } from './discovery-cache.js';
 import { createJwksCache } from './jwks-cache.js';
-import { createRelyingParty, type RelyingParty, type RelyingPartyClient } from './relying-party.js';
+import * as openid from 'openid-client';
+import {
+  createRelyingParty,
+  pkceChallengeOf,
+  type RelyingParty,
+  type RelyingPartyClient,
+} from './relying-party.js';
 
 // What openid-client (and jose after it) refuses in an authorization response, a token
 // response and an ID token, each answered with the spec's code (spec 4.2 steps 2-3, 7;
@@ -227,5 +233,16 @@ describe('what openid-client and jose refuse in the ID token', () => {
   it('a token that is not a JWT: 401 ID_TOKEN_INVALID', async () => {
     answerTokenRequest = async () => tokenResponse('not-a-jwt');
     expect(await codeOf(complete())).toBe('ID_TOKEN_INVALID');
+  });
+});
+
+describe('the PKCE challenge (S256)', () => {
+  it("is RFC 7636's, as openid-client computes it", async () => {
+    // RFC 7636 Appendix B.
+    expect(pkceChallengeOf('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe(
+      'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    );
+    const verifier = openid.randomPKCECodeVerifier();
+    expect(pkceChallengeOf(verifier)).toBe(await openid.calculatePKCECodeChallenge(verifier));
   });
 });
