@@ -1,6 +1,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { isLoopbackHost } from '@gateway/config';
 import { failDependencySpan, startDependencySpan } from '@gateway/telemetry';
+import { nodeHttpFetch } from './node-http-fetch.js';
 
 /**
  * Every form POST to an identity provider (the token request) and its outcome,
@@ -14,7 +15,8 @@ export const formPostChannel = diagnosticsChannel.channel('gateway:oidc.form-pos
  * The fetch openid-client and jose call for the gateway (their `customFetch`): each request in
  * a dependency span (`oidc.token` for the token request, `oidc.get` for discovery; endpoint
  * host and path only). An unreachable provider or one that answers 5xx counts as an
- * `identity` dependency error. The libraries bound each call with their own signal.
+ * `identity` dependency error. The libraries bound each call with their own signal. The
+ * request goes over node:http with keep-alive (node-http-fetch.ts).
  */
 export async function identityFetch(url: string, init: RequestInit): Promise<Response> {
   const target = new URL(url);
@@ -25,7 +27,7 @@ export async function identityFetch(url: string, init: RequestInit): Promise<Res
   });
   let response: Response;
   try {
-    response = await fetch(url, init);
+    response = await nodeHttpFetch(url, init);
   } catch (error) {
     failDependencySpan(span, error, 'identity');
     if (post && formPostChannel.hasSubscribers) publish(url, init, { answered: false });

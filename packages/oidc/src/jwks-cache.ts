@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
 import { traceDependencyCall } from '@gateway/telemetry';
+import { nodeHttpFetch } from './node-http-fetch.js';
 
 /** jose's fetch of a key set, in an `oidc.jwks` span; a failed fetch is an identity error. */
 const tracedFetch = (url: string, init: RequestInit): Promise<Response> => {
@@ -7,7 +8,7 @@ const tracedFetch = (url: string, init: RequestInit): Promise<Response> => {
   return traceDependencyCall(
     'oidc.jwks',
     { 'server.address': hostname, 'url.path': pathname },
-    () => fetch(url, init),
+    () => nodeHttpFetch(url, init),
     () => 'identity',
   );
 };

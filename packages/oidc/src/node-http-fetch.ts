@@ -1,0 +1,159 @@
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+
+/**
+ * Keep-alive connections per identity provider, the most recently used first, so a busy
+ * gateway reuses a few warm sockets rather than opening one per sign-in.
+ */
+const agents = {
+  'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }),
+  'https:': new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }),
+};
+
+/**
+ * The `fetch` that openid-client and jose are given (their `customFetch`), on node:http and
+ * node:https with keep-alive agents: a token request costs one write and one read on a warm
+ * socket, without the WHATWG fetch machinery (streams, dispatcher) around them. It does what
+ * those libraries ask of fetch:
+ * - the method, headers and a string or URLSearchParams body of `init`;
+ * - `init.signal` ends the request; the promise rejects with the signal's reason, as fetch's
+ *   does (openid-client and jose bound every call with `AbortSignal.timeout`);
+ * - redirects are not followed (the libraries ask for `redirect: 'manual'`): a 3xx is the
+ *   answer;
+ * - a body in gzip, deflate or br is decoded, as fetch does;
+ * - a keep-alive socket that the provider closed while idle is retried once on a new one.
+ */
+export async function nodeHttpFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new TypeError(`fetch: unsupported protocol ${target.protocol}`);
+  }
+  const signal = init.signal ?? undefined;
+  if (signal?.aborted === true) throw signal.reason;
+  const body = bodyText(init.body);
+  const headers = requestHeaders(init, body);
+  return send(target, init.method ?? 'GET', headers, body, signal, true);
+}
+
+function bodyText(body: RequestInit['body']): string | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string' || body instanceof URLSearchParams) return body.toString();
+  throw new TypeError('fetch: only string and URLSearchParams bodies are sent');
+}
+
+function requestHeaders(init: RequestInit, body: string | undefined): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {};
+  new Headers(init.headers).forEach((value, name) => {
+    headers[name] = value;
+  });
+  if (body !== undefined) {
+    if (headers['content-type'] === undefined && init.body instanceof URLSearchParams) {
+      headers['content-type'] = 'application/x-www-form-urlencoded;charset=UTF-8';
+    }
+    headers['content-length'] = String(Buffer.byteLength(body));
+  }
+  return headers;
+}
+
+function send(
+  target: URL,
+  method: string,
+  headers: OutgoingHttpHeaders,
+  body: string | undefined,
+  signal: AbortSignal | undefined,
+  pooled: boolean,
+): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const protocol = target.protocol as 'http:' | 'https:';
+    const request: ClientRequest = (protocol === 'https:' ? httpsRequest : httpRequest)(target, {
+      method,
+      headers,
+      agent: pooled ? agents[protocol] : false,
+    });
+    let answered = false;
+    const onAbort = () => request.destroy(signal?.reason as Error);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const done = () => signal?.removeEventListener('abort', onAbort);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (answered) return;
+      answered = true;
+      done();
+      if (signal?.aborted === true) reject(signal.reason);
+      else if (pooled && closedWhileIdle(request, error)) {
+        resolve(send(target, method, headers, body, signal, false));
+      } else reject(new TypeError('fetch failed', { cause: error }));
+    });
+    request.on('response', (answer) => {
+      answered = true;
+      readAnswer(answer, signal).then(
+        (response) => {
+          done();
+          resolve(response);
+        },
+        (error: unknown) => {
+          done();
+          reject(error);
+        },
+      );
+    });
+    request.end(body);
+  });
+}
+
+/** A keep-alive socket the server closed while it sat idle: the request never reached it. */
+function closedWhileIdle(request: ClientRequest, error: NodeJS.ErrnoException): boolean {
+  return request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+}
+
+function readAnswer(answer: IncomingMessage, signal: AbortSignal | undefined): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+    answer.on('end', () => {
+      try {
+        resolve(responseOf(answer, Buffer.concat(chunks)));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    const fail = () =>
+      reject(
+        signal?.aborted === true
+          ? signal.reason
+          : new TypeError('fetch failed: the answer ended early'),
+      );
+    answer.on('error', fail);
+    answer.on('aborted', fail);
+  });
+}
+
+function responseOf(answer: IncomingMessage, raw: Buffer): Response {
+  const status = answer.statusCode ?? 0;
+  const headers = new Headers();
+  const { rawHeaders } = answer;
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    headers.append(rawHeaders[index] as string, rawHeaders[index + 1] as string);
+  }
+  const nullBody = status === 204 || status === 304 || answer.method === 'HEAD';
+  return new Response(nullBody ? null : decoded(raw, answer.headers['content-encoding']), {
+    status,
+    statusText: answer.statusMessage ?? '',
+    headers,
+  });
+}
+
+/** The body as fetch gives it: gzip, deflate and br decoded. */
+function decoded(raw: Buffer, contentEncoding: string | undefined): Buffer {
+  const coding = contentEncoding?.trim().toLowerCase();
+  if (coding === 'gzip' || coding === 'x-gzip') return gunzipSync(raw);
+  if (coding === 'deflate') return inflateSync(raw);
+  if (coding === 'br') return brotliDecompressSync(raw);
+  return raw;
+}
