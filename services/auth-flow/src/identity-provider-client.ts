@@ -53,6 +53,8 @@ export type VerifiedIdToken = {
   emailVerified: boolean;
   name: string | undefined;
   picture: string | undefined;
+  /** The `sid` claim (Back-Channel Logout 1.0 §2.1): the provider's session, when a string. */
+  identitySessionId: string | undefined;
   claims: JWTPayload;
 };
 
@@ -69,6 +71,7 @@ export function verifiedIdTokenOf(claims: JWTPayload): VerifiedIdToken {
     emailVerified: claims.email_verified === true,
     name: text(claims.name),
     picture: text(claims.picture),
+    identitySessionId: text(claims.sid),
     claims,
   };
 }
