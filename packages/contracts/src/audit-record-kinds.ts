@@ -27,6 +27,7 @@ export const AUDIT_RECORD_KINDS = [
   'auth.sign_in_refused',
   'auth.logout',
   'session.revoked',
+  'user_session.revoked',
   'admin.cookie_used',
 ] as const;
 

@@ -38,6 +38,7 @@ import { onboardingUserOperations } from './routes/onboarding-user-routes.js';
 import { platformOperations } from './routes/platform-routes.js';
 import { profileOperations } from './routes/profile-routes.js';
 import { userAdminOperations } from './routes/user-admin-routes.js';
+import { accountSessionOperations, adminSessionOperations } from './routes/user-session-routes.js';
 import { createIdentityIssuerCheck, type IdentityIssuerCheck } from './identity-issuer-check.js';
 import { announcingRegistryChanges } from './registry-changes.js';
 import type { EdgeClients } from './service-clients.js';
@@ -68,11 +69,13 @@ export const EDGE_OPERATIONS: readonly AnyOperation[] = [
   ...identityEnvironmentOperations,
   ...auditOperations,
   ...userAdminOperations,
+  ...adminSessionOperations,
   ...onboardingFieldOperations,
   ...globalFieldOperations,
   ...loginOperations,
   ...sessionFlowOperations,
   ...accountOperations,
+  ...accountSessionOperations,
   ...onboardingUserOperations,
   ...profileOperations,
 ];

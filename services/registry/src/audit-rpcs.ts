@@ -16,6 +16,7 @@ const externallyRecordedKinds: ReadonlySet<AuditKind> = new Set<AuditKind>([
   'auth.sign_in_refused',
   'auth.logout',
   'session.revoked',
+  'user_session.revoked',
   'admin.cookie_used',
   'platform.authentication_failed',
 ]);
