@@ -5,7 +5,7 @@ import { ConfirmAction } from '../ui/confirm-action.js';
 import { useLoad } from '../ui/use-load.js';
 
 type User = Schemas['AdminUser'];
-type Session = Schemas['AdminUserSession'];
+type Session = Schemas['UserSession'];
 
 const when = (value: string) => new Date(value).toLocaleString();
 /** A session's short name in labels: the first block of its uuid. */
