@@ -337,14 +337,19 @@ describe('the admin console in Chromium', () => {
     await confirmIn('Revoke admin from alice@example.com', 'Revoke the role');
     await page.getByText('alice@example.com is no longer a platform admin.').waitFor();
     await page.getByRole('button', { name: 'Sessions of alice@example.com', exact: true }).click();
+    const sessions = page.getByRole('region', { name: 'Live sessions of alice@example.com' });
+    // Loaded: her sessions' table, or the words that she has none.
+    await sessions
+      .locator('tbody tr')
+      .first()
+      .or(sessions.getByText('No live sessions.'))
+      .waitFor();
+    await expectAccessible(page, 'user sessions');
     await confirmIn('End all sessions of alice@example.com', 'End the sessions');
     await page
       .getByText(/Ended \d+ gateway session\(s\) of alice@example.com; identity sessions revoked/)
       .waitFor();
-    await page
-      .getByRole('region', { name: 'Live sessions of alice@example.com' })
-      .getByText('No live sessions.')
-      .waitFor();
+    await sessions.getByText('No live sessions.').waitFor();
     // The last admin stays: the refusal stays in the dialog, beside its button.
     await page.getByLabel('E-mail contains').fill('admin@example.com');
     await page.getByRole('button', { name: 'Revoke admin from admin@example.com' }).click();
