@@ -345,6 +345,7 @@ describe('the admin console in Chromium', () => {
       .or(sessions.getByText('No live sessions.'))
       .waitFor();
     await expectAccessible(page, 'user sessions');
+    await snapshot(page, 'user-sessions');
     await confirmIn('End all sessions of alice@example.com', 'End the sessions');
     await page
       .getByText(/Ended \d+ gateway session\(s\) of alice@example.com; identity sessions revoked/)
