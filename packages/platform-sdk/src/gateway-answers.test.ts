@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { readExchangeResult, readIntrospection, readLogoutResult } from './gateway-answers.js';
+import {
+  readAccountSessions,
+  readEndOtherSessionsResult,
+  readExchangeResult,
+  readIntrospection,
+  readLogoutResult,
+} from './gateway-answers.js';
 
 const exchangeBody = {
   session: {
@@ -82,5 +88,45 @@ describe('readLogoutResult (spec 4.6)', () => {
     });
     expect(readLogoutResult({ logoutUrl: null })).toEqual({ logoutUrl: null });
     expect(() => readLogoutResult({})).toThrow('not the documented shape');
+  });
+});
+
+describe('readAccountSessions (GET /v1/account/sessions)', () => {
+  const here = {
+    id: exchangeBody.session.id,
+    platform: { key: 'SHOP', name: 'Shop' },
+    environment: { key: 'PROD', tier: 'development' },
+    createdAt: '2029-12-31T23:00:00.000Z',
+    expiresAt: exchangeBody.session.expiresAt,
+    current: true,
+  };
+  const elsewhere = { ...here, id: '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f', platform: null };
+
+  it('answers the items, a session without a platform included, fields added later kept', () => {
+    const withExtra = { ...elsewhere, current: false, addedLater: 1 };
+    expect(readAccountSessions({ items: [here, withExtra] })).toEqual([here, withExtra]);
+    expect(readAccountSessions({ items: [] })).toEqual([]);
+  });
+
+  it.each([
+    ['no items', {}],
+    ['a platform without a name', { items: [{ ...here, platform: { key: 'SHOP' } }] }],
+    ['an unknown tier', { items: [{ ...here, environment: { key: 'PROD', tier: 'moon' } }] }],
+    ['a bad createdAt', { items: [{ ...here, createdAt: 'yesterday' }] }],
+    ['no current flag', { items: [{ ...here, current: undefined }] }],
+  ])('refuses %s as INVALID_GATEWAY_RESPONSE', (_name, body) => {
+    expect(() => readAccountSessions(body)).toThrow(
+      expect.objectContaining({ code: 'INVALID_GATEWAY_RESPONSE' }),
+    );
+  });
+});
+
+describe('readEndOtherSessionsResult (DELETE /v1/account/sessions?except=current)', () => {
+  it('accepts a count, nothing else', () => {
+    expect(readEndOtherSessionsResult({ revokedSessions: 2 })).toEqual({ revokedSessions: 2 });
+    expect(readEndOtherSessionsResult({ revokedSessions: 0 })).toEqual({ revokedSessions: 0 });
+    for (const body of [{}, { revokedSessions: -1 }, { revokedSessions: 1.5 }, null]) {
+      expect(() => readEndOtherSessionsResult(body)).toThrow('not the documented shape');
+    }
   });
 });

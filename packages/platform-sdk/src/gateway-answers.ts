@@ -1,5 +1,7 @@
 import { GatewayPlatformError } from './errors.js';
 import type {
+  AccountSession,
+  EndOtherSessionsResult,
   EnvironmentTier,
   ExchangeResult,
   IntrospectedSession,
@@ -142,4 +144,37 @@ export function readLogoutResult(body: unknown): LogoutResult {
     if (answer.logoutUrl !== null) stringAt(answer, 'logoutUrl', 'body');
   });
   return { logoutUrl: json.logoutUrl as string | null };
+}
+
+/** `GET /v1/account/sessions`: the 200 body's `items`. */
+export function readAccountSessions(body: unknown): AccountSession[] {
+  const json = readAnswer<Json>('session list', body, (answer) => {
+    const items = answer.items;
+    if (!Array.isArray(items)) throw new ShapeError('body.items is not a list');
+    items.forEach((item: unknown, index) => {
+      const path = `items.${index}`;
+      const session = objectAt(item, path);
+      stringAt(session, 'id', path);
+      if (session.platform !== null) {
+        const platform = objectAt(session.platform, `${path}.platform`);
+        stringAt(platform, 'key', `${path}.platform`);
+        stringAt(platform, 'name', `${path}.platform`);
+      }
+      checkEnvironment(session, path);
+      timestampAt(session, 'createdAt', path);
+      timestampAt(session, 'expiresAt', path);
+      booleanAt(session, 'current', path);
+    });
+  });
+  return json.items as AccountSession[];
+}
+
+/** `DELETE /v1/account/sessions?except=current`: the 200 body. */
+export function readEndOtherSessionsResult(body: unknown): EndOtherSessionsResult {
+  const json = readAnswer<Json>('sign-out of the other sessions', body, (answer) => {
+    if (!Number.isInteger(answer.revokedSessions) || (answer.revokedSessions as number) < 0) {
+      throw new ShapeError('body.revokedSessions is not a count');
+    }
+  });
+  return { revokedSessions: json.revokedSessions as number };
 }

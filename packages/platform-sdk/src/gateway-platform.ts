@@ -1,5 +1,15 @@
+import {
+  endOtherSessions,
+  listSessions,
+  type EndOtherSessionsRequest,
+} from './account-sessions.js';
 import { handleCallback, type CallbackRequest, type CallbackResult } from './handle-callback.js';
-import type { IntrospectionResult, LogoutResult } from './gateway-types.js';
+import type {
+  AccountSession,
+  EndOtherSessionsResult,
+  IntrospectionResult,
+  LogoutResult,
+} from './gateway-types.js';
 import { createIntrospectionCache } from './introspection-cache.js';
 import { createIntrospector } from './introspect.js';
 import { logout, type LogoutRequest } from './logout.js';
@@ -11,7 +21,10 @@ import {
   type StartLoginRequest,
 } from './start-login.js';
 
-/** The four jobs spec 1 leaves to every platform, plus introspection with its cache. */
+/**
+ * The four jobs spec 1 leaves to every platform, plus introspection with its cache and the
+ * user's own sessions.
+ */
 export type GatewayPlatform = {
   /**
    * Spec 4.1/4.4: the start URL and the Set-Cookie value of the short-lived HttpOnly
@@ -36,6 +49,17 @@ export type GatewayPlatform = {
    * token from the introspect cache; answers the identity end-session URL or null.
    */
   logout(request: LogoutRequest): Promise<LogoutResult>;
+  /**
+   * The user's live sessions, newest first, on every platform (`GET /v1/account/sessions`
+   * with Cookie svc_auth_session); the one of this token is marked `current`.
+   */
+  listSessions(gatewayToken: string): Promise<AccountSession[]>;
+  /**
+   * Ends the user's other sessions, on every platform (`DELETE /v1/account/sessions?except=current`
+   * with Cookie svc_auth_session and Origin), and drops the user's answers from the
+   * introspect cache; answers how many ended.
+   */
+  endOtherSessions(request: EndOtherSessionsRequest): Promise<EndOtherSessionsResult>;
   /** The Set-Cookie value that deletes the pending cookie: send it whatever happened. */
   clearPendingCookie(): string;
   /** The validated settings the platform was created with (secrets left out). */
@@ -64,6 +88,8 @@ export function createGatewayPlatform(options: GatewayPlatformOptions): GatewayP
     handleCallback: (request) => handleCallback(settings, request),
     introspect: (gatewayToken) => introspector.introspect(gatewayToken),
     logout: (request) => logout(settings, introspector, request),
+    listSessions: (gatewayToken) => listSessions(settings, gatewayToken),
+    endOtherSessions: (request) => endOtherSessions(settings, introspector, request),
     clearPendingCookie: () => clearPendingCookie(settings),
     settings: Object.freeze({
       gatewayUrl: settings.gatewayUrl,

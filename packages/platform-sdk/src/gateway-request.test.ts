@@ -66,6 +66,21 @@ describe('callGateway', () => {
     });
   });
 
+  it('sends a GET or DELETE without a body when told the method', async () => {
+    const { settings, seen } = settingsWith(() => json(200, { items: [] }));
+    for (const method of ['GET', 'DELETE'] as const) {
+      await callGateway(settings, {
+        method,
+        path: '/v1/account/sessions?except=current',
+        operation: 'sessions',
+      });
+    }
+    expect(seen.map((call) => [call.init.method, call.url, call.init.body])).toEqual([
+      ['GET', 'http://gateway.test/v1/account/sessions?except=current', undefined],
+      ['DELETE', 'http://gateway.test/v1/account/sessions?except=current', undefined],
+    ]);
+  });
+
   it('encodes Basic credentials as UTF-8 (RFC 7617)', () => {
     expect(basicAuthorization({ clientId: 'é', clientSecret: 's' })).toBe(
       `Basic ${Buffer.from('é:s', 'utf8').toString('base64')}`,

@@ -1,14 +1,17 @@
 import { GatewayPlatformError } from './errors.js';
 import type { PlatformKey, PlatformSettings } from './options.js';
 
-// One way to call the gateway: a POST with a time-out, no redirects followed, the JSON body
-// read within the same time-out. Failures are normalised here, once:
+// One way to call the gateway: a request (POST unless told otherwise) with a time-out, no
+// redirects followed, the JSON body read within the same time-out. Failures are normalised here, once:
 // - no answer (network error, time-out) and 5xx or 429: GATEWAY_UNAVAILABLE;
 // - any other non-2xx: the gateway's own error code (spec 7 body `{ code, message }`),
 //   or GATEWAY_ERROR when the body has none;
 // - 2xx: the parsed body, checked by the caller (gateway-answers.ts).
 
 export type GatewayCall = {
+  /** Default POST; the account's session list is a GET, ending sessions a DELETE. */
+  method?: 'GET' | 'POST' | 'DELETE';
+  /** The path and, when it has one, the query: `/v1/account/sessions?except=current`. */
   path: `/v1/${string}`;
   /** What the call is for, in error messages: `exchange`, `introspect`, `logout`. */
   operation: string;
@@ -17,6 +20,14 @@ export type GatewayCall = {
   /** Sent as JSON; no body when undefined. */
   body?: Record<string, string>;
 };
+
+/**
+ * The `Cookie` header that carries a gateway token on the user's behalf (spec 2.7): spec 4.4
+ * has platforms forward the token as `svc_auth_session=<gatewayToken>`, URL-encoded.
+ */
+export function gatewaySessionCookie(gatewayToken: string): string {
+  return `svc_auth_session=${encodeURIComponent(gatewayToken)}`;
+}
 
 /** RFC 7617 Basic credentials with a platform key (spec 5 platformBasicAuth). */
 export function basicAuthorization(key: PlatformKey): string {
@@ -33,7 +44,7 @@ export async function callGateway(settings: PlatformSettings, call: GatewayCall)
   let text: string;
   try {
     response = await settings.fetch(`${settings.gatewayUrl}${call.path}`, {
-      method: 'POST',
+      method: call.method ?? 'POST',
       headers,
       redirect: 'manual',
       signal,

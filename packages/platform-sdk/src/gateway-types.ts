@@ -87,3 +87,27 @@ export type LogoutResult = {
    */
   logoutUrl: string | null;
 };
+
+/**
+ * One live session of the signed-in user, as `GET /v1/account/sessions` lists it (newest
+ * first): on every platform and in the account's own pages, not only this platform's.
+ */
+export type AccountSession = {
+  /** uuid of the gateway session. */
+  id: string;
+  /** The platform whose sign-in created the session; null for one no platform started. */
+  platform: { key: string; name: string } | null;
+  /** The environment the user signed in through. */
+  environment: { key: string; tier: EnvironmentTier };
+  /** ISO 8601 date-times. */
+  createdAt: string;
+  expiresAt: string;
+  /** The session of the gatewayToken the list was asked with. */
+  current: boolean;
+};
+
+/** The 200 body of `DELETE /v1/account/sessions?except=current`. */
+export type EndOtherSessionsResult = {
+  /** How many of the user's other sessions ended. */
+  revokedSessions: number;
+};

@@ -8,7 +8,10 @@ export type { GatewayPlatformOptions, PendingCookieOptions, PlatformKey } from '
 export type { OnboardingMode, StartLogin, StartLoginRequest } from './start-login.js';
 export type { CallbackRequest, CallbackResult } from './handle-callback.js';
 export type { LogoutRequest } from './logout.js';
+export type { EndOtherSessionsRequest } from './account-sessions.js';
 export type {
+  AccountSession,
+  EndOtherSessionsResult,
   EnvironmentTier,
   ExchangeResult,
   IntrospectedSession,

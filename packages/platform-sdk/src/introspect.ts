@@ -12,6 +12,8 @@ export type Introspector = {
   introspect(gatewayToken: string): Promise<IntrospectionResult>;
   /** Logout: drops the cached answer, and later calls do not join a request from before. */
   forget(gatewayToken: string): void;
+  /** The user's other sessions ended: forgets all of the user's answers the same way. */
+  forgetUserOf(gatewayToken: string): void;
 };
 
 /**
@@ -69,6 +71,11 @@ export function createIntrospector(
     forget(gatewayToken) {
       cache.forget(gatewayToken);
       inFlight.delete(introspectionCacheKey(gatewayToken));
+    },
+    forgetUserOf(gatewayToken) {
+      cache.forgetUserOf(gatewayToken);
+      // Requests in flight are keyed by token, not by user: none is joined from now on.
+      inFlight.clear();
     },
   };
 }

@@ -8,13 +8,13 @@ import {
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 
-function sessionUntil(expiresAt: number): IntrospectedSession {
+function sessionUntil(expiresAt: number, userId?: string): IntrospectedSession {
   return {
     sessionId: '6f9619ff-8b86-4d01-b42d-00cf4fc964ff',
     expiresAt: new Date(expiresAt).toISOString(),
     platformKey: 'SHOP',
     user: {
-      id: '0b5f0f2e-4c1e-4e43-9d2a-7f3b7c3e9a11',
+      id: userId ?? '0b5f0f2e-4c1e-4e43-9d2a-7f3b7c3e9a11',
       issuer: 'http://localhost:9000',
       subject: 'user-1',
       email: 'user-1@example.test',
@@ -97,6 +97,34 @@ describe('the introspection cache', () => {
     expect(cache.get('token-1')).toBeUndefined();
     cache.remember('token-1', sessionUntil(T0 + 60_000), cache.ticket());
     expect(cache.get('token-1')).toBeDefined();
+  });
+
+  it("forgets all of a user's tokens when the user's other sessions end, and no one else's", () => {
+    const cache = createIntrospectionCache({ ttlSeconds: 45, now: () => T0 });
+    const bob = 'c3a1e3a4-5f6b-4c7d-8e9f-a0b1c2d3e4f5';
+    cache.remember('alice-here', sessionUntil(T0 + 60_000), cache.ticket());
+    cache.remember('alice-elsewhere', sessionUntil(T0 + 60_000), cache.ticket());
+    cache.remember('bob', sessionUntil(T0 + 60_000, bob), cache.ticket());
+    const ticket = cache.ticket();
+    cache.forgetUserOf('alice-here');
+    expect(cache.get('alice-here')).toBeUndefined();
+    expect(cache.get('alice-elsewhere')).toBeUndefined();
+    expect(cache.get('bob')).toBeDefined();
+    // An answer that was under way may describe a session from before: not cached.
+    cache.remember('alice-elsewhere', sessionUntil(T0 + 60_000), ticket);
+    expect(cache.get('alice-elsewhere')).toBeUndefined();
+  });
+
+  it("forgets every token when the caller's own entry is gone: the user is unknown", () => {
+    const cache = createIntrospectionCache({ ttlSeconds: 45, now: () => T0 });
+    cache.remember('alice-elsewhere', sessionUntil(T0 + 60_000), cache.ticket());
+    cache.remember(
+      'bob',
+      sessionUntil(T0 + 60_000, 'c3a1e3a4-5f6b-4c7d-8e9f-a0b1c2d3e4f5'),
+      cache.ticket(),
+    );
+    cache.forgetUserOf('alice-here');
+    expect(cache.size).toBe(0);
   });
 
   it('stays within maxEntries, dropping expired entries first, then the oldest', () => {

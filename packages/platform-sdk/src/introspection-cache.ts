@@ -4,9 +4,9 @@ import type { IntrospectedSession } from './gateway-types.js';
 // Spec 4.5 caller guidance, all of it in this file: cache only `active: true`, keyed by a
 // hash of the token, for at most 30 to 60 s and never beyond `expiresAt`. `active: false`,
 // errors and time-outs never reach the cache (the caller only calls `remember` for an active
-// answer). A logout forgets the token, and an answer to a request that was already on its
-// way when some token was forgotten is not cached: it may describe the session from before
-// the logout.
+// answer). A logout forgets the token, ending the user's other sessions forgets all of the
+// user's, and an answer to a request that was already on its way when some token was
+// forgotten is not cached: it may describe the session from before the logout.
 
 export type IntrospectionCacheOptions = {
   /** How long an active answer is reused, in seconds. */
@@ -26,6 +26,12 @@ export type IntrospectionCache = {
   remember(token: string, session: IntrospectedSession, ticket: number): void;
   /** Drops the token (logout): no answer from before this call will be cached. */
   forget(token: string): void;
+  /**
+   * Drops every entry of the user whose session the token is (after ending the user's other
+   * sessions, whose tokens this process never sees); every entry when the token's own entry
+   * is gone. No answer from before this call will be cached.
+   */
+  forgetUserOf(token: string): void;
   /** When the cached entry for the token stops being used (epoch ms), for tests and logs. */
   expiryOf(token: string): number | undefined;
   readonly size: number;
@@ -92,6 +98,13 @@ export function createIntrospectionCache(options: IntrospectionCacheOptions): In
     forget(token) {
       forgets += 1;
       entries.delete(introspectionCacheKey(token));
+    },
+    forgetUserOf(token) {
+      forgets += 1;
+      const userId = fresh(introspectionCacheKey(token))?.session.user.id;
+      for (const [key, entry] of entries) {
+        if (userId === undefined || entry.session.user.id === userId) entries.delete(key);
+      }
     },
     expiryOf(token) {
       return fresh(introspectionCacheKey(token))?.until;

@@ -1,6 +1,6 @@
 import { GatewayPlatformError } from './errors.js';
 import { readLogoutResult } from './gateway-answers.js';
-import { callGateway } from './gateway-request.js';
+import { callGateway, gatewaySessionCookie } from './gateway-request.js';
 import type { LogoutResult } from './gateway-types.js';
 import type { Introspector } from './introspect.js';
 import type { PlatformSettings } from './options.js';
@@ -16,9 +16,6 @@ export type LogoutRequest = {
   /** Where the browser ends up after the identity end-session (spec 4.6, 4.1.1 rules). */
   returnTo?: string;
 };
-
-/** The name of the gateway session cookie (spec 2.7). */
-const GATEWAY_SESSION_COOKIE = 'svc_auth_session';
 
 /**
  * Spec 4.6: ends the gateway session on the browser's behalf. The token is dropped from the
@@ -41,7 +38,7 @@ export async function logout(
     path: '/v1/auth/logout',
     operation: 'logout',
     headers: {
-      cookie: `${GATEWAY_SESSION_COOKIE}=${encodeURIComponent(request.gatewayToken)}`,
+      cookie: gatewaySessionCookie(request.gatewayToken),
       origin: request.origin,
     },
     ...(request.returnTo === undefined ? {} : { body: { returnTo: request.returnTo } }),
@@ -49,7 +46,8 @@ export async function logout(
   return readLogoutResult(body);
 }
 
-function isOrigin(value: string): boolean {
+/** True for `scheme://host[:port]` with an http(s) scheme and nothing else. */
+export function isOrigin(value: string): boolean {
   try {
     const url = new URL(value);
     return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;

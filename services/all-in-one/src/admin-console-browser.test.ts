@@ -13,7 +13,7 @@ import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-p
 // command (one gateway and one browser for the file, steps in order): sign in as the seeded
 // admin, register a platform and complete a sign-in on it, rotate its key while the old one
 // still works, add a required onboarding field and meet it at the next sign-in, grant and
-// revoke an admin, revoke a user's sessions, and find each action in the audit log. Every
+// revoke an admin, end a user's sessions, and find each action in the audit log. Every
 // page passes axe with no serious or critical violation. With ADMIN_CONSOLE_SCREENSHOTS set
 // to a folder, the main pages are saved there (`pnpm screenshots` in services/admin-console).
 
@@ -326,7 +326,7 @@ describe('the admin console in Chromium', () => {
     await page.getByText('Employee number is archived').waitFor();
   });
 
-  it("grants and revokes platform_admin and revokes a user's sessions, with the results shown", async () => {
+  it("grants and revokes platform_admin and ends all of a user's sessions, with the results shown", async () => {
     await openArea('Users');
     await page.getByLabel('E-mail contains').fill('alice@');
     await page.getByRole('rowheader', { name: /alice@example.com/ }).waitFor();
@@ -336,10 +336,21 @@ describe('the admin console in Chromium', () => {
     await page.getByText('alice@example.com is now a platform admin').waitFor();
     await confirmIn('Revoke admin from alice@example.com', 'Revoke the role');
     await page.getByText('alice@example.com is no longer a platform admin.').waitFor();
-    await confirmIn('Revoke sessions of alice@example.com', 'Revoke the sessions');
-    await page
-      .getByText(/Revoked \d+ gateway session\(s\) of alice@example.com; identity sessions revoked/)
+    await page.getByRole('button', { name: 'Sessions of alice@example.com', exact: true }).click();
+    const sessions = page.getByRole('region', { name: 'Live sessions of alice@example.com' });
+    // Loaded: her sessions' table, or the words that she has none.
+    await sessions
+      .locator('tbody tr')
+      .first()
+      .or(sessions.getByText('No live sessions.'))
       .waitFor();
+    await expectAccessible(page, 'user sessions');
+    await snapshot(page, 'user-sessions');
+    await confirmIn('End all sessions of alice@example.com', 'End the sessions');
+    await page
+      .getByText(/Ended \d+ gateway session\(s\) of alice@example.com; identity sessions revoked/)
+      .waitFor();
+    await sessions.getByText('No live sessions.').waitFor();
     // The last admin stays: the refusal stays in the dialog, beside its button.
     await page.getByLabel('E-mail contains').fill('admin@example.com');
     await page.getByRole('button', { name: 'Revoke admin from admin@example.com' }).click();

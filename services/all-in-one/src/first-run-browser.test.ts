@@ -59,7 +59,7 @@ describe('the demo platform in Chromium', () => {
       );
       expect(buttonColour).toBe('rgb(74, 108, 247)');
 
-      await page.click('text=Sign out');
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
       await page.waitForURL(`${demo}/`);
       await page.goto(`${demo}/me`);
       // Signed out of the platform and of the identity service: the sign-in page again.

@@ -165,6 +165,10 @@ function formOf(page: string, url: string, actionPattern: RegExp) {
   return { url: new URL(unescapeHtml(action), url).href, hidden };
 }
 
+/** The rows of the sessions table on the demo's /me. */
+const sessionRows = (page: string) =>
+  /<tbody>([\s\S]*?)<\/tbody>/.exec(page)?.[1]?.match(/<tr[\s\S]*?<\/tr>/g) ?? [];
+
 const unescapeHtml = (text: string) =>
   text
     .replace(/&amp;/g, '&')
@@ -367,6 +371,30 @@ describe('start (the first run)', () => {
     const me = await visit(jar, `${demo}/me`);
     expect(me.status).toBe(302);
     expect(me.headers.get('location')).toContain('/auth/login');
+  });
+
+  it('lists both of alice\'s sessions on /me, this one marked, and "Sign out everywhere else" ends the other', async () => {
+    const elsewhere = createCookieJar();
+    const here = createCookieJar();
+    expect((await signIn(elsewhere, 'alice@example.com', 'alice-password')).status).toBe(200);
+    const landed = await signIn(here, 'alice@example.com', 'alice-password');
+    expect(landed.url).toBe(`${demo}/me`);
+    const rows = sessionRows(landed.page);
+    // The previous test signed its session out: these two are all of alice's.
+    expect(rows).toHaveLength(2);
+    expect(rows.filter((row) => row.includes('this session'))).toHaveLength(1);
+    for (const row of rows) expect(row).toMatch(/<td>Demo platform<\/td>\s*<td>PROD \(/);
+
+    const ended = await visit(here, `${demo}/me/sign-out-others`, { origin: demo, form: {} });
+    expect(ended.status).toBe(303);
+    expect(ended.headers.get('location')).toBe('/me?ended=1');
+    const after = await (await visit(here, `${demo}/me?ended=1`)).text();
+    expect(after).toContain('Signed out of 1 other session.');
+    expect(sessionRows(after)).toHaveLength(1);
+    // The other browser's next page: its session ended, the platform sends it to sign in.
+    const next = await visit(elsewhere, `${demo}/me`);
+    expect(next.status).toBe(302);
+    expect(next.headers.get('location')).toBe('/auth/login?returnTo=%2Fme');
   });
 
   it('offers sign-up: "Create an account" starts the login with defaultScreen=up', async () => {

@@ -600,6 +600,65 @@ describe('logout (spec 4.6)', () => {
   });
 });
 
+describe("the user's own sessions (GET and DELETE /v1/account/sessions)", () => {
+  it('lists the live sessions with the forwarded token, newest first, this one marked current', async () => {
+    const { platform } = sdk();
+    const older = await exchangeDirectly(platform);
+    const newer = await exchangeDirectly(platform);
+    const sessions = await platform.listSessions(newer.session.gatewayToken);
+    const ids = sessions.map((session) => session.id);
+    expect(ids.indexOf(newer.session.id)).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf(newer.session.id)).toBeLessThan(ids.indexOf(older.session.id));
+    expect(sessions.filter((session) => session.current).map((session) => session.id)).toEqual([
+      newer.session.id,
+    ]);
+    expect(sessions.find((session) => session.id === older.session.id)).toEqual({
+      id: older.session.id,
+      platform: { key: 'SDK_APP', name: 'SDK app' },
+      environment: older.environment,
+      createdAt: expect.any(String),
+      expiresAt: older.session.expiresAt,
+      current: false,
+    });
+  });
+
+  it('ends the other sessions from the platform origin; their cached introspection goes at once', async () => {
+    const { platform, calls } = sdk();
+    const other = await exchangeDirectly(platform);
+    const kept = await exchangeDirectly(platform);
+    expect((await platform.introspect(other.session.gatewayToken)).state).toBe('active');
+    const { revokedSessions } = await platform.endOtherSessions({
+      gatewayToken: kept.session.gatewayToken,
+      origin: appOrigin,
+    });
+    // user-1's sessions of earlier tests that are still live end too.
+    expect(revokedSessions).toBeGreaterThanOrEqual(1);
+    const asked = calls.count('/v1/auth/introspect');
+    expect(await platform.introspect(other.session.gatewayToken)).toEqual({ state: 'inactive' });
+    expect(calls.count('/v1/auth/introspect')).toBe(asked + 1);
+    expect((await platform.introspect(kept.session.gatewayToken)).state).toBe('active');
+    const left = await platform.listSessions(kept.session.gatewayToken);
+    expect(left.map((session) => [session.id, session.current])).toEqual([[kept.session.id, true]]);
+  });
+
+  it('is refused from an Origin off the allowlist (403) and for an ended session (401)', async () => {
+    const { platform } = sdk();
+    const { session } = await exchangeDirectly(platform);
+    const foreign = await failureOf(
+      platform.endOtherSessions({
+        gatewayToken: session.gatewayToken,
+        origin: 'https://evil.example',
+      }),
+    );
+    expect(foreign).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    await platform.logout({ gatewayToken: session.gatewayToken, origin: appOrigin });
+    expect(await failureOf(platform.listSessions(session.gatewayToken))).toMatchObject({
+      code: 'UNAUTHORIZED',
+      status: 401,
+    });
+  });
+});
+
 describe('when the gateway is unavailable (spec 4.5)', () => {
   let proxy: TcpProxy;
 

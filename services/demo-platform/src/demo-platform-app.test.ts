@@ -10,13 +10,19 @@ const bffKey = { clientId: 'pk_demo_web', clientSecret: 'a-secret-of-the-demo-pl
 const hostile = '<script>alert(1)</script>';
 
 type GatewayCall = {
+  method: string;
   path: string;
+  query: string;
   authorization: string | null;
+  cookie: string | null;
   body: unknown;
   origin: string | null;
 };
 let calls: GatewayCall[];
 let introspection: 'active' | 'inactive' | 'down' | 'refused';
+/** What the account's session list answers, and ending the other sessions. */
+let accountSessions: 'listed' | 'down' | 'ended';
+let otherSessions: number;
 let logoutUrl: string | null;
 let issued = 0;
 /** The returnTo of the last start, which the gateway gives back in the exchange (spec 4.4). */
@@ -51,9 +57,13 @@ const fakeGateway: typeof fetch = async (input, init) => {
   const url = new URL(input instanceof Request ? input.url : String(input));
   const headers = new Headers(init?.headers);
   const body: unknown = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+  const method = init?.method ?? 'GET';
   calls.push({
+    method,
     path: url.pathname,
+    query: url.search,
     authorization: headers.get('authorization'),
+    cookie: headers.get('cookie'),
     origin: headers.get('origin'),
     body,
   });
@@ -100,10 +110,43 @@ const fakeGateway: typeof fetch = async (input, init) => {
       );
     case '/v1/auth/logout':
       return json(200, { logoutUrl });
+    case '/v1/account/sessions':
+      if (accountSessions === 'down') {
+        return json(503, { code: 'SERVICE_UNAVAILABLE', message: 'Down.' });
+      }
+      if (accountSessions === 'ended') {
+        return json(401, { code: 'UNAUTHORIZED', message: 'Sign in first.' });
+      }
+      if (method === 'DELETE') {
+        const ended = otherSessions;
+        otherSessions = 0;
+        return json(200, { revokedSessions: ended });
+      }
+      return json(200, { items: sessionItems() });
     default:
       return json(404, { code: 'NOT_FOUND', message: 'No route.' });
   }
 };
+
+/** The current session, then `otherSessions` more: the newest elsewhere, one without a platform. */
+function sessionItems() {
+  const current = {
+    id: exchangeBody.session.id,
+    platform: { key: 'DEMO', name: `Demo ${hostile}` },
+    environment: { key: 'PROD', tier: 'development' },
+    createdAt: '2030-01-01T09:30:00.000Z',
+    expiresAt: '2030-01-01T17:30:00.000Z',
+    current: true,
+  };
+  const others = Array.from({ length: otherSessions }, (_, index) => ({
+    ...current,
+    id: `7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4${index}`,
+    platform: index === 0 ? null : { key: 'SHOP', name: 'Shop' },
+    createdAt: `2030-01-01T10:0${index}:00.000Z`,
+    current: false,
+  }));
+  return [...others.reverse(), current];
+}
 
 let demo: RunningDemoPlatform;
 let origin: string;
@@ -127,6 +170,8 @@ beforeEach(() => {
   calls = [];
   introspection = 'active';
   logoutUrl = null;
+  accountSessions = 'listed';
+  otherSessions = 0;
 });
 
 /** A browser's cookie store for one host, enough for the platform's own cookies. */
@@ -292,6 +337,134 @@ describe('signing out', () => {
     expect(calls.find((call) => call.path === '/v1/auth/logout')?.origin).toBe(
       'http://localhost:3000',
     );
+    expect((await b.get('/me')).status).toBe(302);
+  });
+});
+
+describe('the sessions on /me', () => {
+  it('lists every session of the user, newest first, this one marked, names escaped', async () => {
+    const b = await signIn();
+    otherSessions = 2;
+    calls = [];
+    const page = await (await b.get('/me')).text();
+    const list = calls.find((call) => call.path === '/v1/account/sessions');
+    // The gateway token goes to the gateway as its cookie, from the server, never to the page.
+    expect(list).toMatchObject({ method: 'GET', origin: null, authorization: null });
+    expect(list?.cookie).toMatch(/^svc_auth_session=gw-token-\d+$/);
+    expect(page).not.toContain('gw-token-');
+    const rows = page.match(/<tr[ >][\s\S]*?<\/tr>/g) ?? [];
+    expect(rows).toHaveLength(4);
+    const [, newest, second, current] = rows.map((row) => row.replace(/\s+/g, ' '));
+    expect(newest).toContain('<td>Shop</td>');
+    expect(newest).toContain(
+      '<time datetime="2030-01-01T10:01:00.000Z">2030-01-01 10:01:00 UTC</time>',
+    );
+    expect(second).toContain('<span class="muted">none</span>');
+    expect(current).toContain('<tr class="current">');
+    expect(current).toContain('<td>Demo &#60;script&#62;alert(1)&#60;/script&#62;</td>');
+    expect(current).toContain('<td>PROD (development)</td>');
+    expect(current).toContain('2030-01-01 17:30:00 UTC');
+    expect(current).toContain('<strong>this session</strong>');
+    expect(newest).not.toContain('this session');
+    expect(page).toContain('<form method="post" action="/me/sign-out-others">');
+    expect(page).toContain('Sign out everywhere else</button>');
+  });
+
+  it('offers no "Sign out everywhere else" when this is the only session', async () => {
+    const page = await (await (await signIn()).get('/me')).text();
+    expect(page).toContain('<strong>this session</strong>');
+    expect(page).toContain('You are not signed in anywhere else.');
+    expect(page).not.toContain('/me/sign-out-others');
+  });
+
+  it('still shows the page, with a short note, when the gateway does not list the sessions', async () => {
+    const b = await signIn();
+    for (const failure of ['down', 'ended'] as const) {
+      accountSessions = failure;
+      const response = await b.get('/me');
+      expect(response.status).toBe(200);
+      const page = await response.text();
+      expect(page).toContain('You are signed in as alice@example.com');
+      expect(page).toContain('Your sessions cannot be listed right now.');
+      expect(page).not.toContain('<table>');
+      expect(logged.at(-1)).toMatch(/session list failed: (GATEWAY_UNAVAILABLE|UNAUTHORIZED)/);
+    }
+  });
+});
+
+describe('"Sign out everywhere else"', () => {
+  const post = (b: Awaited<ReturnType<typeof signIn>>, headers: Record<string, string>) =>
+    b.get('/me/sign-out-others', { method: 'POST', headers });
+
+  it('ends the other sessions at the gateway from the platform origin and shows how many', async () => {
+    const b = await signIn();
+    otherSessions = 2;
+    calls = [];
+    const response = await post(b, { origin: 'http://localhost:3000' });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/me?ended=2');
+    const ended = calls.find((call) => call.method === 'DELETE');
+    expect(ended).toMatchObject({
+      path: '/v1/account/sessions',
+      query: '?except=current',
+      origin: 'http://localhost:3000',
+      authorization: null,
+    });
+    expect(ended?.cookie).toMatch(/^svc_auth_session=gw-token-\d+$/);
+    const page = await (await b.get('/me?ended=2')).text();
+    expect(page).toContain('<p class="notice" role="status">Signed out of 2 other sessions.</p>');
+    expect(page).toContain('You are not signed in anywhere else.');
+    // Still signed in here: the page asked the gateway about this session again.
+    expect(page).toContain('You are signed in as alice@example.com');
+  });
+
+  it('says so when there was nothing to end, and ignores a count that is not one', async () => {
+    const b = await signIn();
+    const response = await post(b, { origin: 'http://localhost:3000' });
+    expect(response.headers.get('location')).toBe('/me?ended=0');
+    expect(await (await b.get('/me?ended=0')).text()).toContain(
+      'There was no other session to sign out of.',
+    );
+    expect(await (await b.get('/me?ended=%3Cb%3E')).text()).not.toContain('role="status"');
+  });
+
+  it('refuses a form sent from another site, before asking the gateway', async () => {
+    const b = await signIn();
+    otherSessions = 1;
+    calls = [];
+    const response = await post(b, { origin: 'https://evil.example' });
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain('This form was sent from another site.');
+    expect(calls.filter((call) => call.path === '/v1/account/sessions')).toEqual([]);
+  });
+
+  it('answers 401 to a browser that is not signed in', async () => {
+    const response = await browser().get('/me/sign-out-others', {
+      method: 'POST',
+      headers: { origin: 'http://localhost:3000' },
+    });
+    expect(response.status).toBe(401);
+    expect(calls.filter((call) => call.path === '/v1/account/sessions')).toEqual([]);
+  });
+
+  it('answers 503 and keeps the sessions when the gateway is unavailable', async () => {
+    const b = await signIn();
+    otherSessions = 1;
+    accountSessions = 'down';
+    const response = await post(b, { origin: 'http://localhost:3000' });
+    expect(response.status).toBe(503);
+    expect(await response.text()).toContain('Try again in a moment.');
+    accountSessions = 'listed';
+    expect(await (await b.get('/me')).text()).toContain('Sign out everywhere else');
+  });
+
+  it('sends a browser whose own session ended meanwhile to /me, which signs it out', async () => {
+    const b = await signIn();
+    accountSessions = 'ended';
+    const response = await post(b, { origin: 'http://localhost:3000' });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/me');
+    introspection = 'inactive';
     expect((await b.get('/me')).status).toBe(302);
   });
 });

@@ -6,8 +6,18 @@ import {
   getSignedIn,
   isGatewayUnavailable,
   requireSignIn,
+  type GatewayPlatform,
+  type SignedIn,
 } from '@gateway/platform-sdk';
-import { errorPage, favicon, homePage, signedInPage, stylesheet, type DemoPaths } from './pages.js';
+import {
+  errorPage,
+  favicon,
+  homePage,
+  signedInPage,
+  stylesheet,
+  type DemoPaths,
+  type SessionsView,
+} from './pages.js';
 
 export type DemoPlatformOptions = {
   /** The gateway's public base URL, e.g. http://localhost:8080. */
@@ -32,6 +42,7 @@ const paths: DemoPaths = {
   loginPath: '/auth/login',
   logoutPath: '/auth/logout',
   signedInPath: '/me',
+  signOutOthersPath: '/me/sign-out-others',
 };
 
 /**
@@ -81,20 +92,90 @@ export function createDemoPlatformApp(options: DemoPlatformOptions): Express {
   app.get('/', (_req, res) => {
     res.type('html').send(homePage(paths));
   });
-  app.get(paths.signedInPath, requireSignIn(), function showSignedInUser(_req, res) {
+  app.get(paths.signedInPath, requireSignIn(), async function showSignedInUser(req, res) {
     const signedIn = getSignedIn(res);
     if (signedIn === undefined) {
       res.redirect(303, '/');
       return;
     }
+    const sessions: SessionsView = {
+      list: await sessionsOf(platform, signedIn, log),
+      ended: endedCount(req.query.ended),
+    };
     res.setHeader('Cache-Control', 'no-store');
-    res.type('html').send(signedInPage(paths, signedIn));
+    res.type('html').send(signedInPage(paths, signedIn, sessions));
   });
+  app.post(
+    paths.signOutOthersPath,
+    refuseCrossSite(publicOrigin),
+    requireSignIn(),
+    async function signOutEverywhereElse(_req, res) {
+      const signedIn = getSignedIn(res);
+      res.setHeader('Cache-Control', 'no-store');
+      if (signedIn === undefined) {
+        res.redirect(303, '/');
+        return;
+      }
+      let ended: number;
+      try {
+        ({ revokedSessions: ended } = await platform.endOtherSessions({
+          gatewayToken: signedIn.result.session.gatewayToken,
+          origin: publicOrigin,
+        }));
+      } catch (error) {
+        // 401: this session ended meanwhile; /me asks the gateway again and signs the user out.
+        if (error instanceof GatewayPlatformError && error.status === 401) {
+          res.redirect(303, paths.signedInPath);
+          return;
+        }
+        throw error;
+      }
+      res.redirect(303, `${paths.signedInPath}?ended=${ended}`);
+    },
+  );
   app.use(function notFound(_req, res) {
     res.status(404).type('html').send(errorPage(404, 'There is no page at this address.'));
   });
   app.use(renderErrorWith(log));
   return app;
+}
+
+/**
+ * The user's live sessions for /me, or undefined when the gateway does not list them now:
+ * the page shows everything else all the same, with a short note.
+ */
+async function sessionsOf(
+  platform: GatewayPlatform,
+  signedIn: SignedIn,
+  log: (line: string) => void,
+): Promise<SessionsView['list']> {
+  try {
+    return await platform.listSessions(signedIn.result.session.gatewayToken);
+  } catch (error) {
+    log(`the session list failed: ${describe(error)}`);
+    return undefined;
+  }
+}
+
+/** `?ended=<n>` of the redirect after "Sign out everywhere else": how many sessions ended. */
+function endedCount(value: unknown): number | undefined {
+  return typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : undefined;
+}
+
+/**
+ * The CSRF check the SDK's logout route makes, for the demo's own form: a POST whose Origin
+ * is another site's is refused (browsers send Origin on every POST). The platform session
+ * cookie is SameSite=Lax as well, so a cross-site POST carries no session either.
+ */
+function refuseCrossSite(publicOrigin: string): RequestHandler {
+  return function refuseCrossSitePost(req, res, next) {
+    const sent = req.get('origin');
+    if (sent !== undefined && sent !== publicOrigin) {
+      res.status(403).type('html').send(errorPage(403, 'This form was sent from another site.'));
+      return;
+    }
+    next();
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ExchangeResult, IntrospectedSession } from '@gateway/platform-sdk';
+import type { AccountSession, ExchangeResult, IntrospectedSession } from '@gateway/platform-sdk';
 import { html, type HtmlValue, type SafeHtml } from './html.js';
 
 /**
@@ -9,6 +9,15 @@ export type DemoPaths = {
   loginPath: string;
   logoutPath: string;
   signedInPath: string;
+  /** POST: "Sign out everywhere else". */
+  signOutOthersPath: string;
+};
+
+/** The user's sessions on /me: undefined `list` when the gateway could not list them now. */
+export type SessionsView = {
+  list: readonly AccountSession[] | undefined;
+  /** How many sessions "Sign out everywhere else" just ended, when it did. */
+  ended: number | undefined;
 };
 
 export function layout(title: string, body: SafeHtml): string {
@@ -55,6 +64,7 @@ export function homePage(paths: DemoPaths): string {
 export function signedInPage(
   paths: DemoPaths,
   signedIn: { result: ExchangeResult; session: IntrospectedSession },
+  sessions: SessionsView,
 ): string {
   const { result, session } = signedIn;
   const email = introspectedEmail(session);
@@ -99,10 +109,83 @@ export function signedInPage(
         <h2>Session</h2>
         <dl>${row('expires at', result.session.expiresAt)}</dl>
       </section>
+      ${sessionsSection(paths, sessions)}
       <form method="post" action="${paths.logoutPath}">
         <button class="button" type="submit">Sign out</button>
       </form>`,
   );
+}
+
+/**
+ * Where the user is signed in through the gateway, on every platform, and the form that
+ * ends all of it but this session.
+ */
+function sessionsSection(paths: DemoPaths, { list, ended }: SessionsView): SafeHtml {
+  const others = list?.filter((session) => !session.current).length;
+  const signOutOthers =
+    others === 0
+      ? html`<p class="muted">You are not signed in anywhere else.</p>`
+      : html`<form method="post" action="${paths.signOutOthersPath}">
+          <button class="button" type="submit">Sign out everywhere else</button>
+        </form>`;
+  return html` <section aria-labelledby="sessions-title">
+    <h2 id="sessions-title">Your sessions</h2>
+    <p class="muted">
+      Everywhere you are signed in through the gateway (<code>GET /v1/account/sessions</code>),
+      newest first.
+    </p>
+    ${endedNotice(ended)}
+    ${
+      list === undefined
+        ? html`<p class="notice">Your sessions cannot be listed right now.</p>`
+        : sessionsTable(list)
+    }
+    ${signOutOthers}
+  </section>`;
+}
+
+function endedNotice(ended: number | undefined): SafeHtml | string {
+  if (ended === undefined) return '';
+  const text =
+    ended === 0
+      ? 'There was no other session to sign out of.'
+      : `Signed out of ${ended} other session${ended === 1 ? '' : 's'}.`;
+  return html`<p class="notice" role="status">${text}</p>`;
+}
+
+function sessionsTable(list: readonly AccountSession[]): SafeHtml {
+  return html`<table>
+    <thead>
+      <tr>
+        <th scope="col">Platform</th>
+        <th scope="col">Environment</th>
+        <th scope="col">Signed in</th>
+        <th scope="col">Expires</th>
+        <th scope="col"><span class="visually-hidden">This session</span></th>
+      </tr>
+    </thead>
+    <tbody>
+      ${list.map(sessionRow)}
+    </tbody>
+  </table>`;
+}
+
+function sessionRow(session: AccountSession): SafeHtml {
+  const platform =
+    session.platform === null ? html`<span class="muted">none</span>` : session.platform.name;
+  return html`<tr${session.current ? html` class="current"` : ''}>
+    <td>${platform}</td>
+    <td>${session.environment.key} (${session.environment.tier})</td>
+    <td>${timeOf(session.createdAt)}</td>
+    <td>${timeOf(session.expiresAt)}</td>
+    <td>${session.current ? html`<strong>this session</strong>` : ''}</td>
+  </tr>`;
+}
+
+/** A timestamp as `2030-01-01 09:30:00 UTC` (the page has no script to show local time). */
+function timeOf(iso: string): SafeHtml {
+  const text = `${new Date(iso).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  return html`<time datetime="${iso}">${text}</time>`;
 }
 
 export function errorPage(status: number, message: string): string {
@@ -131,6 +214,13 @@ section { margin: 1.25rem 0; }
 dl { display: grid; grid-template-columns: 12rem 1fr; gap: 0.25rem 1rem; margin: 0; }
 dt { color: #777; }
 dd { margin: 0; overflow-wrap: anywhere; }
+table { border-collapse: collapse; width: 100%; margin: 0.5rem 0 1rem; }
+th, td { text-align: left; padding: 0.3rem 0.6rem 0.3rem 0; border-bottom: 1px solid #8884; }
+th { color: #777; font-weight: 400; }
+tr.current td { font-weight: 600; }
+.notice { padding: 0.5rem 0.75rem; border-left: 3px solid #4a6cf7; background: #4a6cf71a; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip-path: inset(50%); white-space: nowrap; }
 .actions { display: flex; gap: 0.75rem; margin: 1.5rem 0; }
 .button { display: inline-block; padding: 0.5rem 1.1rem; border: 1px solid #4a6cf7;
   border-radius: 0.4rem; color: #4a6cf7; background: transparent; font: inherit;

@@ -6,8 +6,11 @@ import { Field } from '../ui/fields.js';
 import { useLoad } from '../ui/use-load.js';
 import { usePageTitle } from './page-title.js';
 import { useEnvironments } from './platforms-page.js';
+import { UserSessions } from './user-sessions.js';
 
 const PAGE_SIZE = 25;
+/** The users table's columns, which a row's sessions span. */
+const COLUMNS = 6;
 type User = Schemas['AdminUser'];
 
 export function UsersPage({ selfId }: { selfId: string }) {
@@ -140,7 +143,9 @@ function UserRow({
 }) {
   const path = { params: { path: { userId: user.id } } };
   const admin = user.roles.includes('platform_admin');
-  return (
+  const [showSessions, setShowSessions] = useState(false);
+  const sessionsId = `sessions-${user.id}`;
+  const row = (
     <tr>
       <th scope="row">
         {user.email}
@@ -190,24 +195,30 @@ function UserRow({
             }}
           />
         )}
-        <ConfirmAction
-          label="Revoke sessions"
-          accessibleName={`Revoke sessions of ${user.email}`}
-          title={`Revoke every session of ${user.email}?`}
-          danger
-          confirmLabel="Revoke the sessions"
-          consequences={[
-            'Every gateway session of the user ends now, on every platform.',
-            "Then the identity service ends the user's identity sessions, so the next sign-in asks for the password.",
-          ]}
-          onConfirm={async () => {
-            const result = await unwrap(api.POST('/v1/admin/users/{userId}/sessions/revoke', path));
-            onDone(
-              `Revoked ${result.revokedGatewaySessions} gateway session(s) of ${user.email}; identity sessions ${result.identitySessionsRevoked ? 'revoked' : 'not revoked (the identity service has no such user)'}.`,
-            );
-          }}
-        />
+        <button
+          type="button"
+          className="secondary"
+          aria-expanded={showSessions}
+          aria-controls={showSessions ? sessionsId : undefined}
+          aria-label={`Sessions of ${user.email}`}
+          title={`Sessions of ${user.email}`}
+          onClick={() => setShowSessions(!showSessions)}
+        >
+          Sessions
+        </button>
       </td>
     </tr>
+  );
+  return (
+    <>
+      {row}
+      {showSessions ? (
+        <tr className="details">
+          <td colSpan={COLUMNS}>
+            <UserSessions user={user} id={sessionsId} />
+          </td>
+        </tr>
+      ) : null}
+    </>
   );
 }
