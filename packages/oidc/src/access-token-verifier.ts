@@ -9,7 +9,7 @@ import {
   type JWTVerifyOptions,
 } from 'jose';
 import type { DiscoveryCache } from './discovery-cache.js';
-import type { JwksCache } from './jwks-cache.js';
+import { keyFetchFailuresAsUnavailable, type JwksCache } from './jwks-cache.js';
 
 /** What the gateway knows about the identity environment a token's `iss` names. */
 export type IssuerInfo = {
@@ -220,31 +220,6 @@ async function verifyWithKeySet(
     }
     throw failure;
   }
-}
-
-/**
- * A key set that cannot be fetched (unreachable, slow, not a JWKS) is the provider's
- * failure, not the token's: IDENTITY_UNAVAILABLE. A set without the token's key is the
- * token's.
- */
-function keyFetchFailuresAsUnavailable(keys: JWTVerifyGetKey): JWTVerifyGetKey {
-  return async (header, token) => {
-    try {
-      return await keys(header, token);
-    } catch (error) {
-      if (
-        error instanceof errors.JWKSNoMatchingKey ||
-        error instanceof errors.JWKSMultipleMatchingKeys
-      ) {
-        throw error;
-      }
-      throw new GatewayError(
-        'IDENTITY_UNAVAILABLE',
-        "The identity provider's signing keys could not be fetched.",
-        { cause: error },
-      );
-    }
-  };
 }
 
 function asGatewayError(error: unknown): unknown {

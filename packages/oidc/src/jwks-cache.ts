@@ -1,4 +1,5 @@
-import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey } from 'jose';
+import { GatewayError } from '@gateway/errors';
 import { traceDependencyCall } from '@gateway/telemetry';
 
 /** jose's fetch of a key set, in an `oidc.jwks` span; a failed fetch is an identity error. */
@@ -43,5 +44,30 @@ export function createJwksCache(options: {
       }
       return keySet;
     },
+  };
+}
+
+/**
+ * A key set that cannot be fetched (unreachable, slow, not a JWKS) is the provider's
+ * failure, not the token's: IDENTITY_UNAVAILABLE. A set without the token's key is the
+ * token's.
+ */
+export function keyFetchFailuresAsUnavailable(keys: JWTVerifyGetKey): JWTVerifyGetKey {
+  return async (header, token) => {
+    try {
+      return await keys(header, token);
+    } catch (error) {
+      if (
+        error instanceof errors.JWKSNoMatchingKey ||
+        error instanceof errors.JWKSMultipleMatchingKeys
+      ) {
+        throw error;
+      }
+      throw new GatewayError(
+        'IDENTITY_UNAVAILABLE',
+        "The identity provider's signing keys could not be fetched.",
+        { cause: error },
+      );
+    }
   };
 }
