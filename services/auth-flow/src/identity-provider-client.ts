@@ -13,6 +13,9 @@ import { traceDependencyCall } from '@gateway/telemetry';
 /** Spec 4.2 step 3: the only ID token algorithms accepted. */
 export const idTokenAlgorithms = ['EdDSA', 'RS256', 'ES256'];
 
+/** Seconds of clock skew allowed on an ID token's `exp` and `iat` (and a logout token's). */
+export const ID_TOKEN_CLOCK_TOLERANCE_SECONDS = 5;
+
 export type EnvironmentClient = {
   environmentKey: string;
   issuer: string;
@@ -213,7 +216,7 @@ export async function verifyIdToken(
       // OIDC Core 3.1.3.7: an `azp` present must name this client.
       authorizedParty: client.clientId,
       algorithms: idTokenAlgorithms,
-      clockTolerance: 5,
+      clockTolerance: ID_TOKEN_CLOCK_TOLERANCE_SECONDS,
       requiredClaims: ['sub', 'exp', 'iat'],
     }));
   } catch (error) {
