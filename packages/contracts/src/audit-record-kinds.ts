@@ -28,6 +28,7 @@ export const AUDIT_RECORD_KINDS = [
   'auth.logout',
   'auth.backchannel_logout',
   'session.revoked',
+  'user_session.revoked',
   'admin.cookie_used',
 ] as const;
 

@@ -156,7 +156,8 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
     )
       .flatMap((methods) => Object.values(methods).map((operation) => operation.operationId))
       .sort();
-    // Spec 4.1-4.7, 4.8 (account), 4.10-4.12, 4.13 (platform fields) and 4.14, plus the audit log.
+    // Spec 4.1-4.7, 4.8 (account), 4.10-4.12, 4.13 (platform fields) and 4.14, plus the audit log
+    // and the user's sessions.
     expect(operationIds).toEqual(
       [
         'completeLogout',
@@ -202,8 +203,13 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
         'grantPlatformAdmin',
         'revokePlatformAdmin',
         'revokeUserSessions',
+        'listUserSessions',
+        'revokeUserSession',
         'getMyIdentity',
         'deleteMyAccount',
+        'listMySessions',
+        'revokeMySession',
+        'revokeMyOtherSessions',
         'getMyUserDetails',
         'getMyProfile',
         'patchMyProfile',

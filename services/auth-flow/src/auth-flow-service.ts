@@ -20,6 +20,7 @@ import { createLogoutFlow } from './logout-flow.js';
 import { createSessionHandoff } from './session-handoff.js';
 import { createSessionIntrospection } from './session-introspection.js';
 import { createUserAdmin, DEFAULT_PAGE_SIZE } from './user-admin.js';
+import { createUserSessions } from './user-sessions.js';
 import { permissionsOf, provisionUser } from './users.js';
 
 export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeof AuthFlowService> {
@@ -30,6 +31,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
   const backchannel = createBackchannelLogout(deps, environments);
   const userAdmin = createUserAdmin(deps);
   const account = createAccountService(deps, environments);
+  const sessions = createUserSessions(deps);
   return {
     startLogin: (request) =>
       login.startLogin({
@@ -93,10 +95,33 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
       return { user: await userAdmin.revokePlatformAdmin(request.context, request.userId) };
     },
     revokeUserSessions: (request) => userAdmin.revokeUserSessions(request.context, request.userId),
+    async listUserSessions(request) {
+      return { items: await sessions.listUserSessions(request.userId) };
+    },
+    async revokeUserSession(request) {
+      await sessions.revokeUserSession(request.context, request.userId, request.sessionId);
+      return {};
+    },
     // Spec 5 gatewayCookieAuth on user routes, 2.5 and 4.8.
     authenticateSession: (request) => account.authenticateSession(request.sessionToken),
     getAccount: (request) => accountWithLocalUser(account, request.userId),
     deleteAccount: (request) => account.deleteAccount(request.userId),
+    // The user's own sessions.
+    async listAccountSessions(request) {
+      return { items: await sessions.listAccountSessions(request.userId) };
+    },
+    async revokeAccountSession(request) {
+      await sessions.revokeAccountSession(request.userId, request.sessionId);
+      return {};
+    },
+    async revokeOtherAccountSessions(request) {
+      return {
+        revokedSessions: await sessions.revokeOtherAccountSessions(
+          request.userId,
+          request.keepSessionId,
+        ),
+      };
+    },
   };
 }
 

@@ -5,6 +5,7 @@ import { notifyUserStatus } from './migrations/0003-notify-user-status.js';
 import { addHotPathSnapshots } from './migrations/0004-add-hot-path-snapshots.js';
 import { keepRedeemedHandoffToken } from './migrations/0005-keep-redeemed-handoff-token.js';
 import { clearRedeemedHandoffToken } from './migrations/0006-clear-redeemed-handoff-token.js';
+import { addIdentitySessionsAndAcceptedOnce } from './migrations/0007-add-identity-sessions-and-accepted-once.js';
 
 /**
  * The auth-flow service's PostgreSQL schema `authflow` (local users, roles; and, in the
@@ -20,5 +21,6 @@ export const authFlowMigrations: SchemaMigrations = {
     '20261201_0004_add_hot_path_snapshots': addHotPathSnapshots,
     '20261201_0005_keep_redeemed_handoff_token': keepRedeemedHandoffToken,
     '20261201_0006_clear_redeemed_handoff_token': clearRedeemedHandoffToken,
+    '20261201_0007_add_identity_sessions_and_accepted_once': addIdentitySessionsAndAcceptedOnce,
   },
 };

@@ -186,6 +186,8 @@ export type VerifiedIdToken = {
   emailVerified: boolean;
   name: string | undefined;
   picture: string | undefined;
+  /** The `sid` claim (Back-Channel Logout 1.0 §2.1): the provider's session, when a string. */
+  identitySessionId: string | undefined;
   claims: JWTPayload;
 };
 
@@ -241,6 +243,7 @@ export async function verifyIdToken(
     emailVerified: payload.email_verified === true,
     name: text(payload.name),
     picture: text(payload.picture),
+    identitySessionId: text(payload.sid),
     claims: payload,
   };
 }

@@ -208,6 +208,7 @@ async function runCallback(deps: LoginDeps, request: CallbackRequest, attempt: S
     user,
     admin,
     idToken,
+    identitySessionId: verified.identitySessionId ?? null,
     at,
   });
   // Step 8: the handoff, when no onboarding step comes first.
@@ -388,7 +389,7 @@ async function bootstrapAdmin(
 
 /**
  * Step 7: the session, with the permission snapshot (spec 2.6), what introspection answers
- * (spec 4.5) and the sealed ID token.
+ * (spec 4.5), the sealed ID token and its `sid` (for back-channel logout).
  */
 function newSession(
   deps: LoginDeps,
@@ -398,6 +399,7 @@ function newSession(
     user: UserRow;
     admin: boolean;
     idToken: string;
+    identitySessionId: string | null;
     at: Date;
   },
 ): { session: SessionRecord; sessionToken: string } {
@@ -419,6 +421,7 @@ function newSession(
     platformKey: transaction.platformKey,
     permissions: permissionsOf(parts.admin, client.deployment),
     idTokenEncrypted: sealIdToken(deps.keyring, parts.idToken, { id, snapshot }),
+    identitySessionId: parts.identitySessionId,
     snapshot,
     createdAt: at.getTime(),
     expiresAt: at.getTime() + deps.settings.sessionTtlSeconds * 1000,

@@ -105,6 +105,13 @@ export function createSecurityAudit(registry: Registry, now: () => number = Date
       user: RevokedUser,
       outcome: RevocationOutcome,
     ) => append(sessionsRevokedRecord(context, user, outcome)),
+
+    /** An admin ended one gateway session of a user, naming the admin. */
+    userSessionRevoked: (
+      context: RequestContext | undefined,
+      user: { id: string; email: string },
+      session: AuditedSession,
+    ) => append(userSessionRevokedRecord(context, user, session)),
   };
 }
 
@@ -230,6 +237,25 @@ function sessionsRevokedRecord(
       environmentKey: user.environmentKey,
       revokedGatewaySessions: outcome.revokedGatewaySessions,
       identitySessions: outcome.identitySessions,
+    },
+  };
+}
+
+function userSessionRevokedRecord(
+  context: RequestContext | undefined,
+  user: { id: string; email: string },
+  session: AuditedSession,
+): AuditRequest {
+  return {
+    ...(context === undefined ? {} : { context }),
+    kind: 'user_session.revoked',
+    targetType: 'user',
+    targetId: user.id,
+    targetKey: user.email,
+    details: {
+      sessionId: session.id,
+      environmentKey: session.environmentKey,
+      platformKey: session.platformKey ?? '',
     },
   };
 }

@@ -189,6 +189,7 @@ describe.each(stores)('hot paths on $name', ({ open }) => {
       platformKey: 'SHOP',
       permissions: options.permissions ?? [],
       idTokenEncrypted: null,
+      identitySessionId: null,
       snapshot: {
         issuer: user.issuer,
         subject: user.subject,

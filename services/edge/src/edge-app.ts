@@ -39,6 +39,7 @@ import { onboardingUserOperations } from './routes/onboarding-user-routes.js';
 import { platformOperations } from './routes/platform-routes.js';
 import { profileOperations } from './routes/profile-routes.js';
 import { userAdminOperations } from './routes/user-admin-routes.js';
+import { accountSessionOperations, adminSessionOperations } from './routes/user-session-routes.js';
 import { createIdentityIssuerCheck, type IdentityIssuerCheck } from './identity-issuer-check.js';
 import { announcingRegistryChanges } from './registry-changes.js';
 import type { EdgeClients } from './service-clients.js';
@@ -69,12 +70,14 @@ export const EDGE_OPERATIONS: readonly AnyOperation[] = [
   ...identityEnvironmentOperations,
   ...auditOperations,
   ...userAdminOperations,
+  ...adminSessionOperations,
   ...onboardingFieldOperations,
   ...globalFieldOperations,
   ...loginOperations,
   ...sessionFlowOperations,
   ...backchannelLogoutOperations,
   ...accountOperations,
+  ...accountSessionOperations,
   ...onboardingUserOperations,
   ...profileOperations,
 ];

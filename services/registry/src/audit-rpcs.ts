@@ -17,6 +17,7 @@ const externallyRecordedKinds: ReadonlySet<AuditKind> = new Set<AuditKind>([
   'auth.logout',
   'auth.backchannel_logout',
   'session.revoked',
+  'user_session.revoked',
   'admin.cookie_used',
   'platform.authentication_failed',
 ]);

@@ -63,6 +63,50 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The signed-in user’s live gateway sessions, newest first.
+     * @description Every live (not ended, not expired) session of the caller, with the platform it was signed in from; `current` marks the one whose cookie made the request.
+     */
+    get: operations['listMySessions'];
+    put?: never;
+    post?: never;
+    /**
+     * End every other gateway session of the signed-in user.
+     * @description Ends every live session of the caller but the one whose cookie made the request (with a bearer token: all of them). `except=current` is required. A cookie-authenticated call needs an allowlisted `Origin`.
+     */
+    delete: operations['revokeMyOtherSessions'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/account/sessions/{sessionId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End one of the signed-in user’s gateway sessions.
+     * @description Platforms see the session as `active: false` at their next introspection. 404 `NOT_FOUND` when the id names no live session of the caller. Ending the session of the request’s own cookie also clears the cookie. A cookie-authenticated call needs an allowlisted `Origin`.
+     */
+    delete: operations['revokeMySession'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/admin/onboarding/global-fields': {
     parameters: {
       query?: never;
@@ -153,6 +197,46 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v1/admin/users/{userId}/sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A user’s live gateway sessions, newest first.
+     * @description To end one: `DELETE /v1/admin/users/{userId}/sessions/{sessionId}`; to end all: `POST /v1/admin/users/{userId}/sessions/revoke`.
+     */
+    get: operations['listUserSessions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/users/{userId}/sessions/{sessionId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End one gateway session of a user.
+     * @description Audited (`user_session.revoked`). Platforms see the session as `active: false` at their next introspection. 404 `NOT_FOUND` for an unknown user, and when the id names no live session of that user.
+     */
+    delete: operations['revokeUserSession'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/admin/users/{userId}/sessions/revoke': {
     parameters: {
       query?: never;
@@ -187,6 +271,26 @@ export type paths = {
     get: operations['listAuditRecords'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/auth/backchannel-logout/{environmentKey}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Single logout: the identity provider ends gateway sessions (identity provider only).
+     * @description OpenID Connect Back-Channel Logout 1.0. The logout token is the credential: signed with the environment's keys (EdDSA, RS256, ES256), `iss` the environment's issuer, `aud` the gateway's client, `iat` at most 5 minutes old, `exp` (if any) not passed, the back-channel logout event, `sid` and/or `sub`, no `nonce`, and a `jti` not seen before. It ends every live gateway session of the environment signed in with the token's `sid` (only the `sub`'s, when both are given), or with `sub` alone every live session of that user in the environment; a platform's next introspection answers `active: false`. A token that names no live session is accepted all the same. Errors are OAuth 2.0 error bodies. Every answer carries `Cache-Control: no-store`.
+     */
+    post: operations['handleBackchannelLogout'];
     delete?: never;
     options?: never;
     head?: never;
@@ -937,6 +1041,29 @@ export type components = {
       status: 'ACTIVE' | 'SOFT_DELETED' | 'SUSPENDED';
       subject: string;
     };
+    AccountSession: {
+      /** Format: date-time */
+      createdAt: string;
+      /** @description True for the session whose cookie made this request; always false with a bearer token. */
+      current: boolean;
+      environment: {
+        key: string;
+        tier: string;
+      };
+      /** Format: date-time */
+      expiresAt: string;
+      /** Format: uuid */
+      id: string;
+      /** @description The platform whose login created the session; null for one signed in at the gateway. */
+      platform: {
+        key: string;
+        /** @description The platform’s display name; its key when the registry has no such platform. */
+        name: string;
+      } | null;
+    };
+    AccountSessionList: {
+      items: components['schemas']['AccountSession'][];
+    };
     AdminUser: {
       /** Format: date-time */
       createdAt: string;
@@ -976,7 +1103,7 @@ export type components = {
         [key: string]: unknown;
       };
       id: string;
-      /** @description One of: user_role.bootstrapped, user_role.granted, user_role.revoked, identity_environment.created, identity_environment.updated, identity_environment.deactivated, identity_environment.activated, platform.created, platform.updated, platform.environment_changed, platform.deactivated, platform.activated, platform.archived, platform.restored, platform.credential_created, platform.credential_rotated, platform.credential_previous_secret_revoked, platform.credential_revoked, platform.authentication_failed, auth.sign_in_succeeded, auth.sign_in_refused, auth.logout, session.revoked, admin.cookie_used. */
+      /** @description One of: user_role.bootstrapped, user_role.granted, user_role.revoked, identity_environment.created, identity_environment.updated, identity_environment.deactivated, identity_environment.activated, platform.created, platform.updated, platform.environment_changed, platform.deactivated, platform.activated, platform.archived, platform.restored, platform.credential_created, platform.credential_rotated, platform.credential_previous_secret_revoked, platform.credential_revoked, platform.authentication_failed, auth.sign_in_succeeded, auth.sign_in_refused, auth.logout, auth.backchannel_logout, session.revoked, user_session.revoked, admin.cookie_used. */
       kind: string;
       requestId: string | null;
       targetId: string;
@@ -1227,6 +1354,8 @@ export type components = {
     IdentityEnvironment: {
       active: boolean;
       activePlatformCount: number;
+      /** @description An addition to spec 2.4: the gateway's OpenID Connect Back-Channel Logout endpoint for this environment, `{base_url}/v1/auth/backchannel-logout/{environmentKey}`. Register it as the gateway client's `backchannel_logout_uri` at the identity provider (with `backchannel_logout_session_required`). */
+      backchannelLogoutUrl?: string;
       /** Format: date-time */
       createdAt: string;
       displayName: string;
@@ -1252,6 +1381,8 @@ export type components = {
     IdentityEnvironmentDetail: {
       active: boolean;
       activePlatformCount: number;
+      /** @description An addition to spec 2.4: the gateway's OpenID Connect Back-Channel Logout endpoint for this environment, `{base_url}/v1/auth/backchannel-logout/{environmentKey}`. Register it as the gateway client's `backchannel_logout_uri` at the identity provider (with `backchannel_logout_session_required`). */
+      backchannelLogoutUrl?: string;
       /** Format: date-time */
       createdAt: string;
       displayName: string;
@@ -1360,6 +1491,12 @@ export type components = {
     LogoutResult: {
       /** @description Send the browser here to end the identity session; `null` when there is nothing to end (no cookie, an invalid session, or no end-session endpoint). */
       logoutUrl: string | null;
+    };
+    /** @description Error body of the operations an identity provider calls (RFC 6749 5.2). */
+    OAuthErrorBody: {
+      /** @enum {string} */
+      error: 'invalid_request' | 'temporarily_unavailable' | 'server_error';
+      error_description: string;
     };
     OnboardingField: {
       /** @description False when ARCHIVED. */
@@ -1608,6 +1745,10 @@ export type components = {
       /** Format: uri */
       returnUrl: string;
     };
+    RevokedAccountSessions: {
+      /** @description How many live sessions were ended. */
+      revokedSessions: number;
+    };
     RevokedUserSessions: {
       /** @description False only when the identity service reports no such user. */
       identitySessionsRevoked: boolean;
@@ -1674,6 +1815,27 @@ export type components = {
       identity: components['schemas']['Account'];
       localUser: components['schemas']['LocalUser'];
       profile: components['schemas']['Profile'];
+    };
+    UserSession: {
+      /** Format: date-time */
+      createdAt: string;
+      environment: {
+        key: string;
+        tier: string;
+      };
+      /** Format: date-time */
+      expiresAt: string;
+      /** Format: uuid */
+      id: string;
+      /** @description The platform whose login created the session; null for one signed in at the gateway. */
+      platform: {
+        key: string;
+        /** @description The platform’s display name; its key when the registry has no such platform. */
+        name: string;
+      } | null;
+    };
+    UserSessionList: {
+      items: components['schemas']['UserSession'][];
     };
     ValidationReport: {
       checks: {
@@ -1820,6 +1982,179 @@ export interface operations {
       };
       /** @description A machine token, a blocked account, or a cookie write without an allowlisted Origin (FORBIDDEN). */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A gateway service or the identity service is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listMySessions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sessions. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccountSessionList'];
+        };
+      };
+      /** @description Missing or invalid credentials, or no live session (UNAUTHORIZED). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A machine token, a blocked account, or a cookie write without an allowlisted Origin (FORBIDDEN). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A gateway service or the identity service is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  revokeMyOtherSessions: {
+    parameters: {
+      query: {
+        /** @description Required: `current`, the session that stays (the cookie’s; with a bearer token none does). */
+        except: 'current';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description How many sessions were ended. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RevokedAccountSessions'];
+        };
+      };
+      /** @description Malformed parameters or body (VALIDATION_ERROR). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials, or no live session (UNAUTHORIZED). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A machine token, a blocked account, or a cookie write without an allowlisted Origin (FORBIDDEN). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A gateway service or the identity service is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  revokeMySession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        sessionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The session is ended. */
+      204: {
+        headers: {
+          /** @description Clears `svc_auth_session` (`Max-Age=0`) when the cookie’s own session ended. */
+          'Set-Cookie'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed parameters or body (VALIDATION_ERROR). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials, or no live session (UNAUTHORIZED). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A machine token, a blocked account, or a cookie write without an allowlisted Origin (FORBIDDEN). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description No such resource (NOT_FOUND). */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -2520,6 +2855,139 @@ export interface operations {
       };
     };
   };
+  listUserSessions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        userId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sessions. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UserSessionList'];
+        };
+      };
+      /** @description Malformed parameters or body, or an unknown property (VALIDATION_ERROR). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials (UNAUTHORIZED). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The caller lacks the permission (FORBIDDEN). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description No such resource (NOT_FOUND). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A gateway service or the identity service is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  revokeUserSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        sessionId: string;
+        userId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The session is ended. */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed parameters or body, or an unknown property (VALIDATION_ERROR). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials (UNAUTHORIZED). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The caller lacks the permission (FORBIDDEN). */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description No such resource (NOT_FOUND). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A gateway service or the identity service is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   revokeUserSessions: {
     parameters: {
       query?: never;
@@ -2617,7 +3085,9 @@ export interface operations {
           | 'auth.sign_in_succeeded'
           | 'auth.sign_in_refused'
           | 'auth.logout'
+          | 'auth.backchannel_logout'
           | 'session.revoked'
+          | 'user_session.revoked'
           | 'admin.cookie_used';
         page?: number;
         pageSize?: number;
@@ -2676,6 +3146,80 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  handleBackchannelLogout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        environmentKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /** @description The logout token: a JWT signed by the identity environment (section 2.4). */
+          logout_token: string;
+        } & {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description The token is accepted; the sessions it names are ended (no body). */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The logout token fails a check, was used before, or the body has no single `logout_token`; or no active identity environment has this key (`invalid_request`). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The body is larger than 64 KiB (`invalid_request`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The body is not `application/x-www-form-urlencoded` (`invalid_request`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The environment's discovery document has no `jwks_uri` (`temporarily_unavailable`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The environment's keys cannot be fetched, or a gateway service is unavailable (`temporarily_unavailable`). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
         };
       };
     };
@@ -5970,6 +6514,9 @@ type FlattenedDeepRequired<T> = {
 type ReadonlyArray<T> = [Exclude<T, undefined>] extends [unknown[]]
   ? Readonly<Exclude<T, undefined>>
   : Readonly<Exclude<T, undefined>[]>;
+export const pathsV1AccountSessionsDeleteParametersQueryExceptValues: ReadonlyArray<
+  FlattenedDeepRequired<paths>['/v1/account/sessions']['delete']['parameters']['query']['except']
+> = ['current'];
 export const pathsV1AdminOnboardingGlobalFieldsPostRequestBodyContentApplicationJsonFieldTypeValues: ReadonlyArray<
   FlattenedDeepRequired<paths>['/v1/admin/onboarding/global-fields']['post']['requestBody']['content']['application/json']['fieldType']
 > = [
@@ -6102,7 +6649,9 @@ export const pathsV1AuditRecordsGetParametersQueryKindValues: ReadonlyArray<
   'auth.sign_in_succeeded',
   'auth.sign_in_refused',
   'auth.logout',
+  'auth.backchannel_logout',
   'session.revoked',
+  'user_session.revoked',
   'admin.cookie_used',
 ];
 export const pathsV1AuthStartGetParametersQueryDefaultScreenValues: ReadonlyArray<
@@ -6296,6 +6845,9 @@ export const livenessStatusValues: ReadonlyArray<
 export const localUserStatusValues: ReadonlyArray<
   FlattenedDeepRequired<components>['schemas']['LocalUser']['status']
 > = ['ACTIVE', 'SOFT_DELETED', 'SUSPENDED'];
+export const oAuthErrorBodyErrorValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['OAuthErrorBody']['error']
+> = ['invalid_request', 'temporarily_unavailable', 'server_error'];
 export const onboardingRequirementScopeValues: ReadonlyArray<
   FlattenedDeepRequired<components>['schemas']['OnboardingRequirement']['scope']
 > = ['GLOBAL', 'PLATFORM'];

@@ -419,6 +419,7 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
         platformKey: null,
         permissions: [],
         idTokenEncrypted: null,
+        identitySessionId: null,
         environmentKey: 'STAGING',
       });
       await store.createSession(session);
@@ -520,6 +521,199 @@ describe.each(storeFactories)('AuthFlowStore contract: $name', (factory) => {
       const expired = newSession(now - 2 * MINUTE, { userId, expiresAt: now - MINUTE });
       await store.createSession(expired);
       await expect(store.stripUserPermissions(userId)).resolves.toBe(0);
+    });
+  });
+
+  describe("a user's own sessions (listUserSessions, revokeUserSession, revokeUserSessions)", () => {
+    it("listUserSessions answers the user's live sessions newest first; revoked, expired and other users' are not listed", async () => {
+      const now = Date.now();
+      const userId = randomUUID();
+      const older = newSession(now - 2 * MINUTE, { userId, identitySessionId: 'sid-1' });
+      const newer = newSession(now - MINUTE, { userId, platformKey: null });
+      const revoked = newSession(now - MINUTE, { userId });
+      const expired = newSession(now - 3 * MINUTE, { userId, expiresAt: now });
+      const otherUser = newSession(now);
+      for (const session of [older, newer, revoked, expired, otherUser]) {
+        await store.createSession(session);
+      }
+      await store.revokeSession(revoked.tokenHash, now);
+
+      await expect(store.listUserSessions(userId, now)).resolves.toEqual([newer, older]);
+      await expect(store.listUserSessions(otherUser.userId, now)).resolves.toEqual([otherUser]);
+      await expect(store.listUserSessions(randomUUID(), now)).resolves.toEqual([]);
+      await expect(store.listUserSessions('not-a-uuid', now)).resolves.toEqual([]);
+    });
+
+    it("revokeUserSession ends one live session of that user by its id; another user's id, an unknown or malformed one ends nothing", async () => {
+      const now = Date.now();
+      const userId = randomUUID();
+      const kept = newSession(now, { userId });
+      const ended = newSession(now, { userId, identitySessionId: 'sid-2' });
+      const otherUser = newSession(now);
+      for (const session of [kept, ended, otherUser]) await store.createSession(session);
+
+      await expect(store.revokeUserSession(userId, otherUser.id, now)).resolves.toBe(undefined);
+      await expect(store.revokeUserSession(otherUser.userId, ended.id, now)).resolves.toBe(
+        undefined,
+      );
+      await expect(store.revokeUserSession(userId, randomUUID(), now)).resolves.toBe(undefined);
+      await expect(store.revokeUserSession(userId, 'not-a-uuid', now)).resolves.toBe(undefined);
+      await expect(store.revokeUserSession('not-a-uuid', ended.id, now)).resolves.toBe(undefined);
+
+      await expect(store.revokeUserSession(userId, ended.id, now)).resolves.toEqual(ended);
+      await expect(store.getSession(ended.tokenHash, now)).resolves.toBe(undefined);
+      await expect(store.revokeUserSession(userId, ended.id, now)).resolves.toBe(undefined);
+      await expect(store.listUserSessions(userId, now)).resolves.toEqual([kept]);
+      await expect(store.getSession(otherUser.tokenHash, now)).resolves.toEqual(otherUser);
+    });
+
+    it('revokeUserSession of an expired session ends nothing', async () => {
+      const now = Date.now();
+      const session = newSession(now, { expiresAt: now + MINUTE });
+      await store.createSession(session);
+      await expect(
+        store.revokeUserSession(session.userId, session.id, session.expiresAt),
+      ).resolves.toBe(undefined);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent revokeUserSession calls: exactly one returns the session`, async () => {
+      const now = Date.now();
+      const session = newSession(now);
+      await store.createSession(session);
+      const results = await spread((peer) =>
+        peer.revokeUserSession(session.userId, session.id, now),
+      );
+      expect(results.filter((result) => result !== undefined)).toEqual([session]);
+    });
+
+    it('revokeUserSessions with an exception keeps that session live and ends every other one of the user', async () => {
+      const now = Date.now();
+      const userId = randomUUID();
+      const current = newSession(now, { userId });
+      const others = [newSession(now, { userId }), newSession(now, { userId })];
+      const otherUser = newSession(now);
+      for (const session of [current, ...others, otherUser]) await store.createSession(session);
+
+      await expect(store.revokeUserSessions(userId, now, current.id)).resolves.toBe(2);
+      await expect(store.listUserSessions(userId, now)).resolves.toEqual([current]);
+      await expect(store.getSession(otherUser.tokenHash, now)).resolves.toEqual(otherUser);
+      // Another user's session id keeps nothing of this user's.
+      await expect(store.revokeUserSessions(userId, now, otherUser.id)).resolves.toBe(1);
+      await expect(store.listUserSessions(userId, now)).resolves.toEqual([]);
+      await expect(store.getSession(otherUser.tokenHash, now)).resolves.toEqual(otherUser);
+    });
+  });
+
+  describe('back-channel logout (revokeIdentitySessions, acceptOnce)', () => {
+    it('records the identity session id of a session through create, get, list and revoke', async () => {
+      const now = Date.now();
+      const session = newSession(now, { identitySessionId: `sid-${randomUUID()}` });
+      await store.createSession(session);
+      await expect(store.getSession(session.tokenHash, now)).resolves.toEqual(session);
+      await expect(store.listUserSessions(session.userId, now)).resolves.toEqual([session]);
+      await expect(store.revokeSession(session.tokenHash, now)).resolves.toEqual(session);
+    });
+
+    it("with a sid, ends that environment's live sessions of the identity session, of every user, and returns them", async () => {
+      const now = Date.now();
+      const sid = `sid-${randomUUID()}`;
+      const first = newSession(now, { identitySessionId: sid });
+      const second = newSession(now, { identitySessionId: sid, platformKey: 'OTHER' });
+      const otherEnvironment = newSession(now, {
+        userId: first.userId,
+        identitySessionId: sid,
+        environmentKey: 'STAGING',
+      });
+      const otherSid = newSession(now, { userId: first.userId, identitySessionId: 'another' });
+      const noSid = newSession(now, { userId: first.userId });
+      const revoked = newSession(now, { identitySessionId: sid });
+      const expired = newSession(now - 2 * MINUTE, { identitySessionId: sid, expiresAt: now });
+      const all = [first, second, otherEnvironment, otherSid, noSid, revoked, expired];
+      for (const session of all) await store.createSession(session);
+      await store.revokeSession(revoked.tokenHash, now);
+
+      const ended = await store.revokeIdentitySessions('PROD', { identitySessionId: sid }, now);
+      expect(ended.map((session) => session.id).sort()).toEqual([first.id, second.id].sort());
+      expect(ended.find((session) => session.id === first.id)).toEqual(first);
+      for (const session of [first, second]) {
+        await expect(store.getSession(session.tokenHash, now)).resolves.toBe(undefined);
+      }
+      for (const session of [otherEnvironment, otherSid, noSid]) {
+        await expect(store.getSession(session.tokenHash, now)).resolves.toEqual(session);
+      }
+      await expect(
+        store.revokeIdentitySessions('PROD', { identitySessionId: sid }, now),
+      ).resolves.toEqual([]);
+      await expect(
+        store.revokeIdentitySessions('STAGING', { identitySessionId: sid }, now),
+      ).resolves.toEqual([otherEnvironment]);
+    });
+
+    it("with a sid and a user, ends only that user's sessions of the identity session", async () => {
+      const now = Date.now();
+      const sid = `sid-${randomUUID()}`;
+      const mine = newSession(now, { identitySessionId: sid });
+      const theirs = newSession(now, { identitySessionId: sid });
+      for (const session of [mine, theirs]) await store.createSession(session);
+
+      await expect(
+        store.revokeIdentitySessions('PROD', { identitySessionId: sid, userId: mine.userId }, now),
+      ).resolves.toEqual([mine]);
+      await expect(store.getSession(theirs.tokenHash, now)).resolves.toEqual(theirs);
+      await expect(
+        store.revokeIdentitySessions('PROD', { identitySessionId: sid, userId: 'bad' }, now),
+      ).resolves.toEqual([]);
+    });
+
+    it("with only a user, ends all of that user's live sessions in that environment", async () => {
+      const now = Date.now();
+      const userId = randomUUID();
+      const withSid = newSession(now, { userId, identitySessionId: `sid-${randomUUID()}` });
+      const withoutSid = newSession(now - MINUTE, { userId });
+      const otherEnvironment = newSession(now, { userId, environmentKey: 'STAGING' });
+      const otherUser = newSession(now);
+      for (const session of [withSid, withoutSid, otherEnvironment, otherUser]) {
+        await store.createSession(session);
+      }
+
+      const ended = await store.revokeIdentitySessions('PROD', { userId }, now);
+      expect(ended.map((session) => session.id).sort()).toEqual([withSid.id, withoutSid.id].sort());
+      await expect(store.listUserSessions(userId, now)).resolves.toEqual([otherEnvironment]);
+      await expect(store.getSession(otherUser.tokenHash, now)).resolves.toEqual(otherUser);
+      await expect(store.revokeIdentitySessions('PROD', {}, now)).rejects.toThrow(TypeError);
+    });
+
+    it('a session created bound by the callback is found by its sid', async () => {
+      const now = Date.now();
+      const transaction = await consumedTransaction(now);
+      const session = newSession(now, {
+        tokenHash: hashIn(transaction),
+        identitySessionId: `sid-${randomUUID()}`,
+      });
+      await expect(
+        store.createBoundSession({ transactionId: transaction.id, keepUntil: now, session }),
+      ).resolves.toBe('bound');
+      const sid = session.identitySessionId ?? '';
+      await expect(
+        store.revokeIdentitySessions('PROD', { identitySessionId: sid }, now),
+      ).resolves.toEqual([session]);
+    });
+
+    it('acceptOnce is true the first time a key is seen before its end, false afterwards and once it ended', async () => {
+      const now = Date.now();
+      const key = `jti:${randomUUID()}`;
+      await expect(store.acceptOnce(key, now + MINUTE, now)).resolves.toBe(true);
+      await expect(store.acceptOnce(key, now + MINUTE, now + 1)).resolves.toBe(false);
+      await expect(store.acceptOnce(key, now + 2 * MINUTE, now + 2)).resolves.toBe(false);
+      await expect(store.acceptOnce(`jti:${randomUUID()}`, now, now)).resolves.toBe(false);
+      await expect(store.acceptOnce(`jti:${randomUUID()}`, now + MINUTE, now)).resolves.toBe(true);
+    });
+
+    it(`${CONCURRENT_CALLS} concurrent acceptOnce calls for one key: exactly one is true`, async () => {
+      const now = Date.now();
+      const key = `jti:${randomUUID()}`;
+      const results = await spread((peer) => peer.acceptOnce(key, now + MINUTE, now));
+      expect(results.filter((result) => result)).toHaveLength(1);
     });
   });
 

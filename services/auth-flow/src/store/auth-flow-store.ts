@@ -123,6 +123,12 @@ export type SessionRecord = {
   permissions: string[];
   idTokenEncrypted: string | null;
   /**
+   * The `sid` claim of the ID token the session was signed in with (OpenID Connect Back-Channel
+   * Logout 1.0 §2.1, §2.4): the identity provider's session, which a logout token names.
+   * null when the ID token had no string `sid`, and for sessions stored before it was recorded.
+   */
+  identitySessionId: string | null;
+  /**
    * What introspection answers about the user and the environment (spec 4.5), taken at
    * creation, so an introspection reads only the user's status.
    */
@@ -138,6 +144,13 @@ export type SessionSnapshot = {
   emailVerified: boolean;
   environmentTier: string;
 };
+
+/**
+ * Which sessions of an environment a back-channel logout ends (revokeIdentitySessions): those
+ * of an identity session (`sid`), narrowed to one user when `userId` is given too, or all of a
+ * user's (`sub`).
+ */
+export type IdentitySessionSelector = { identitySessionId?: string; userId?: string };
 
 /**
  * What a presented `state` names (slot-tags.ts, transactionKeyOf): its hash and the
@@ -232,8 +245,49 @@ export interface AuthFlowStore {
   getSession(tokenHash: string, now: number): Promise<SessionRecord | undefined>;
   /** Revokes one session; returns it if it was live, else undefined. Idempotent. */
   revokeSession(tokenHash: string, now: number): Promise<SessionRecord | undefined>;
-  /** Revokes every live session of a user; returns how many were live. */
-  revokeUserSessions(userId: string, now: number): Promise<number>;
+  /**
+   * The user's live sessions (not revoked, now < expiresAt), newest first (createdAt
+   * descending). Another user's sessions are never among them; a malformed id has none.
+   */
+  listUserSessions(userId: string, now: number): Promise<SessionRecord[]>;
+  /**
+   * Revokes the live session with this id when it is the user's; returns it, or undefined when
+   * there is no such live session of that user (another user's session id ends nothing).
+   * Atomic per session: of concurrent calls exactly one returns it.
+   */
+  revokeUserSession(
+    userId: string,
+    sessionId: string,
+    now: number,
+  ): Promise<SessionRecord | undefined>;
+  /**
+   * Revokes every live session of a user, but the one with id `exceptSessionId` when given;
+   * returns how many were live and revoked. Each session is revoked atomically; the sessions
+   * one by one on Redis (a repeated call finishes what a stopped one left), in one statement
+   * on SQL.
+   */
+  revokeUserSessions(userId: string, now: number, exceptSessionId?: string): Promise<number>;
+  /**
+   * Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.4, §2.7): revokes the live
+   * sessions of the environment that the logout token names and returns them. With
+   * `identitySessionId` (the token's `sid`): the sessions signed in with that identity session
+   * (only the user's when `userId` is given too), found through an index, not a scan. With only
+   * `userId` (the user its `sub` names): every live session of that user in that environment.
+   * Sessions of other environments are never touched. Rejects (TypeError) when neither is given.
+   * Each session is revoked atomically, so of concurrent calls exactly one returns it.
+   */
+  revokeIdentitySessions(
+    environmentKey: string,
+    selector: IdentitySessionSelector,
+    now: number,
+  ): Promise<SessionRecord[]>;
+  /**
+   * Single use of a key (a logout token's `jti`, Back-Channel Logout §2.6): true the first time
+   * the key is presented while now < until, false for every later call until `until` passes
+   * (the store forgets the key then) and false when now >= until. Atomic: of concurrent calls
+   * exactly one answers true.
+   */
+  acceptOnce(key: string, until: number, now: number): Promise<boolean>;
   /**
    * Spec 3.3: empties the permissions of the user's live sessions at once (they stay live).
    * Returns how many live sessions held permissions.
@@ -281,6 +335,18 @@ export function checkHandoff(record: HandoffRecord): void {
 
 export function checkSession(record: SessionRecord): void {
   requireUuids('SessionRecord', { id: record.id, userId: record.userId });
+}
+
+/** A logout token names a `sid`, a `sub`, or both (Back-Channel Logout §2.4); never neither. */
+export function checkIdentitySelector(selector: IdentitySessionSelector): void {
+  if (selector.identitySessionId === undefined && selector.userId === undefined) {
+    throw new TypeError('revokeIdentitySessions needs an identitySessionId or a userId');
+  }
+}
+
+/** Newest first, the order listUserSessions answers in (ties by id, so both stores agree). */
+export function newestFirst(a: SessionRecord, b: SessionRecord): number {
+  return b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** The handoff of createBoundSession must belong to its transaction, user and session. */

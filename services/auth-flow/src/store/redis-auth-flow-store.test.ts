@@ -2,7 +2,7 @@
 // the record's expiresAt, the key prefix, and the memory a session costs.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { connectRedis } from '@gateway/db';
 import { createRedisAuthFlowStore } from './redis-auth-flow-store.js';
 import {
@@ -27,6 +27,10 @@ const slotted = (hash: string) => hash.replace(/^([0-9a-f]{8})\./, '{$1}');
 /** A transaction's own keys carry its id's first eight hex digits as their tag. */
 const txKey = (id: string) => `tx:{${id.slice(0, 8)}}${id}`;
 const hotxKey = (id: string) => `hotx:{${id.slice(0, 8)}}${id}`;
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+/** An identity session's index: the hash of its environment and sid. */
+const idsKey = (environmentKey: string, sid: string) =>
+  `ids:${sha256(`${environmentKey}\n${sid}`)}`;
 
 describe('Redis AuthFlowStore', () => {
   let handle: RedisStoreHandle;
@@ -107,6 +111,53 @@ describe('Redis AuthFlowStore', () => {
     await handle.store.revokeUserSessions(userId, now);
     expect(await exists(`us:${userId}`)).toBe(false);
     expect(await exists(`s:${slotted(short.tokenHash)}`)).toBe(false);
+  });
+
+  it('indexes a session with a sid in ids:<hash of environment and sid> (score = expiresAt), which expires with its last session; revoke removes the member', async () => {
+    const now = Date.now();
+    const sid = `sid-${randomUUID()}`;
+    const first = newSession(now, { identitySessionId: sid, expiresAt: now + 10 * MINUTE });
+    const second = newSession(now, { identitySessionId: sid, expiresAt: now + 20 * MINUTE });
+    await handle.store.createSession(first);
+    await handle.store.createSession(second);
+    const index = idsKey('PROD', sid);
+    expect(await raw.zrange(full(index), '0', '-1', 'WITHSCORES')).toEqual([
+      first.tokenHash,
+      String(first.expiresAt),
+      second.tokenHash,
+      String(second.expiresAt),
+    ]);
+    expect(await expiresAt(index)).toBe(second.expiresAt);
+    await handle.store.revokeSession(first.tokenHash, now);
+    expect(await raw.zrange(full(index), '0', '-1')).toEqual([second.tokenHash]);
+    // A session without a sid is in no such index.
+    const indexes = await raw.keys(`${handle.keyPrefix}ids:*`);
+    await handle.store.createSession(newSession(now));
+    expect(await raw.keys(`${handle.keyPrefix}ids:*`)).toEqual(indexes);
+  });
+
+  it('reads a session stored before the sid was recorded (ten fields) with identitySessionId null', async () => {
+    const now = Date.now();
+    const session = newSession(now, { identitySessionId: 'sid-x', idTokenEncrypted: null });
+    await handle.store.createSession(session);
+    const key = full(`s:${slotted(session.tokenHash)}`);
+    const stored = (await raw.get(key)) ?? '';
+    const lines = stored.split('\n');
+    const rest = JSON.parse(lines[3] ?? '[]') as unknown[];
+    expect(rest).toHaveLength(11);
+    lines[3] = JSON.stringify(rest.slice(0, 10));
+    await raw.set(key, lines.join('\n'), 'KEEPTTL');
+    await expect(handle.store.getSession(session.tokenHash, now)).resolves.toEqual({
+      ...session,
+      identitySessionId: null,
+    });
+  });
+
+  it('keeps an acceptOnce key as once:<hash of the key> until its end, when Redis forgets it', async () => {
+    const now = Date.now();
+    const key = `jti:${randomUUID()}`;
+    await expect(handle.store.acceptOnce(key, now + MINUTE, now)).resolves.toBe(true);
+    expect(await expiresAt(`once:${sha256(key)}`)).toBe(now + MINUTE);
   });
 
   it('keeps a session whose token has no slot tag (signed in before tags) at s:<hash>: found, revoked with its user', async () => {

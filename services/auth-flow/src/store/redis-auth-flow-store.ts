@@ -1,6 +1,6 @@
 import type { RedisClient } from '@gateway/db';
 import { Cluster } from 'ioredis';
-import { ciphertextFromBytes, ciphertextToBytes } from '@gateway/crypto';
+import { ciphertextFromBytes, ciphertextToBytes, hashToken } from '@gateway/crypto';
 import type {
   AuthFlowStore,
   BindResult,
@@ -9,6 +9,7 @@ import type {
   HandoffKey,
   HandoffPresenter,
   HandoffRecord,
+  IdentitySessionSelector,
   IssueResult,
   OnboardingMode,
   RedeemAnswer,
@@ -20,9 +21,11 @@ import type {
 import {
   checkBoundSession,
   checkHandoff,
+  checkIdentitySelector,
   checkSession,
   checkTransaction,
   isUuid,
+  newestFirst,
   readHandoffSnapshot,
   readPermissions,
 } from './auth-flow-store.js';
@@ -44,11 +47,12 @@ import { slotTagOf, splitCredentialHash } from './slot-tags.js';
 
 // Key layout (every key under the connection's keyPrefix; value layouts in redis-scripts.ts):
 //   tx:{<tag>}<id>, txs:<stateHash>, ho:<codeHash>, hotx:{<tag>}<transactionId>, s:<tokenHash>,
-//   us:<userId>, where the tag of a transaction is its id's (slot-tags.ts) and a tagged hash
+//   us:<userId>, ids:<hash>, once:<hash>, where the tag of a transaction is its id's (slot-tags.ts) and a tagged hash
 //   "<tag>.<hash>" is written {<tag>}<hash>: a transaction, its state and the session of its
 //   callback share one Cluster hash slot, and a handoff shares its session's. A bare hash (a
 //   credential from before tags) is the key as it always was, so sessions signed in before
-//   tags are still found.
+//   tags are still found. The identity-session index ids:<hash> (hash of the environment key
+//   and the sid) and the acceptOnce marker once:<hash> are single keys in slots of their own.
 const key = {
   transaction: (id: string) => `tx:{${slotTagOf(id)}}${id}`,
   transactionByState: (stateHash: string) => `txs:${slotted(stateHash)}`,
@@ -56,6 +60,9 @@ const key = {
   handoffIssued: (transactionId: string) => `hotx:{${slotTagOf(transactionId)}}${transactionId}`,
   session: (tokenHash: string) => `s:${slotted(tokenHash)}`,
   userSessions: (userId: string) => `us:${userId}`,
+  identitySessions: (environmentKey: string, identitySessionId: string) =>
+    `ids:${hashToken(`${environmentKey}\n${identitySessionId}`)}`,
+  acceptedOnce: (onceKey: string) => `once:${hashToken(onceKey)}`,
 };
 
 function slotted(credentialHash: string): string {
@@ -87,6 +94,7 @@ export function createRedisAuthFlowStore(redis: RedisClient): AuthFlowStore {
     const name = replies === 'bytes' ? `${script.name}Buffer` : script.name;
     const call = scripts.get(name);
     if (!call) throw new Error(`Script ${name} is not defined`);
+    if (script.keys === 'variable') return call(keys.length, ...keys, ...args);
     return call(...keys, ...args);
   };
   const connection: Connection = { redis, run };
@@ -106,8 +114,16 @@ export function createRedisAuthFlowStore(redis: RedisClient): AuthFlowStore {
     createSession: (record) => createSession(connection, record),
     getSession: (tokenHash, now) => getSession(connection, tokenHash, now),
     revokeSession: (tokenHash, now) => revokeSession(connection, tokenHash, now),
-    revokeUserSessions: (userId, now) => revokeSessionsOf(connection, userId, now, 'revoke'),
-    stripUserPermissions: (userId) => revokeSessionsOf(connection, userId, Date.now(), 'strip'),
+    listUserSessions: (userId, now) => listUserSessions(connection, userId, now),
+    revokeUserSession: (userId, sessionId, now) =>
+      revokeUserSession(connection, userId, sessionId, now),
+    revokeUserSessions: (userId, now, exceptSessionId) =>
+      revokeSessionsOf(connection, userId, now, { revoke: true, exceptSessionId }),
+    stripUserPermissions: (userId) =>
+      revokeSessionsOf(connection, userId, Date.now(), { revoke: false }),
+    revokeIdentitySessions: (environmentKey, selector, now) =>
+      revokeIdentitySessions(connection, environmentKey, selector, now),
+    acceptOnce: (onceKey, until, now) => acceptOnce(connection, onceKey, until, now),
   };
 }
 
@@ -305,20 +321,25 @@ async function createSession(connection: Connection, record: SessionRecord): Pro
   );
 }
 
+type IndexedSession = Pick<
+  SessionRecord,
+  'userId' | 'tokenHash' | 'expiresAt' | 'environmentKey' | 'identitySessionId'
+>;
+
 /**
- * Adds the session to its user's index, then runs `write`, which may store it: a member before
- * its session, so no session escapes revokeUserSessions. On one connection (one server,
- * Sentinel) both commands are sent at once and Redis runs them in the order sent: one round
- * trip. A Cluster may serve the index from another node, where nothing orders the two, so
- * there `write` waits for the index. Should the index fail while the session was stored, the
- * session is deleted again before the failure is passed on.
+ * Adds the session to its indexes, then runs `write`, which may store it: a member before its
+ * session, so no session escapes revokeUserSessions or revokeIdentitySessions. On one
+ * connection (one server, Sentinel) both commands are sent at once and Redis runs them in the
+ * order sent: one round trip. A Cluster may serve an index from another node, where nothing
+ * orders them, so there `write` waits for the indexes. Should an index fail while the session
+ * was stored, the session is deleted again before the failure is passed on.
  */
 async function indexFirst(
   connection: Connection,
-  session: Pick<SessionRecord, 'userId' | 'tokenHash' | 'expiresAt'>,
+  session: IndexedSession,
   write: () => Promise<unknown>,
 ): Promise<unknown> {
-  const indexed = addToUserIndex(connection, session);
+  const indexed = addToIndexes(connection, session);
   if (connection.redis.isCluster) await indexed;
   const [index, written] = await Promise.allSettled([indexed, write()]);
   if (index.status === 'rejected') {
@@ -332,18 +353,22 @@ async function indexFirst(
 }
 
 /**
- * Adds a session to its user's index us:<userId> before the session exists
- * (indexSessionScript, on the index's own slot).
+ * Adds a session to its user's index us:<userId> and, when it has an identity session id, to
+ * that identity session's index ids:<hash>, before the session exists (indexSessionScript).
+ * One script call for both, except on a Cluster, where each index is in its own slot and gets
+ * its own call, both sent at once: a sign-in with a `sid` waits no longer there either.
  */
-async function addToUserIndex(
-  { run }: Connection,
-  session: Pick<SessionRecord, 'userId' | 'tokenHash' | 'expiresAt'>,
-): Promise<void> {
-  await run(
-    indexSessionScript,
-    [key.userSessions(session.userId)],
-    [String(Date.now()), String(session.expiresAt), session.tokenHash],
-  );
+async function addToIndexes({ run, redis }: Connection, session: IndexedSession): Promise<void> {
+  const indexes = [key.userSessions(session.userId)];
+  if (session.identitySessionId !== null) {
+    indexes.push(key.identitySessions(session.environmentKey, session.identitySessionId));
+  }
+  const args = [String(Date.now()), String(session.expiresAt), session.tokenHash];
+  if (!redis.isCluster || indexes.length === 1) {
+    await run(indexSessionScript, indexes, args);
+    return;
+  }
+  await Promise.all(indexes.map((index) => run(indexSessionScript, [index], args)));
 }
 
 async function getSession(
@@ -357,7 +382,10 @@ async function getSession(
   return now < record.expiresAt ? record : undefined;
 }
 
-/** The session's key first (one script), then its index member, which is safe to leave. */
+/**
+ * The session's key first (one script), then its index members, which are safe to leave.
+ * Of concurrent calls only the one whose script deleted the key gets the record.
+ */
 async function revokeSession(
   { run, redis }: Connection,
   tokenHash: string,
@@ -367,32 +395,136 @@ async function revokeSession(
   if (reply === null) return undefined;
   if (!Buffer.isBuffer(reply)) throw new Error('Malformed session in Redis');
   const record = decodeSession(tokenHash, reply);
-  await redis.zrem(key.userSessions(record.userId), tokenHash);
+  const unindexed = [redis.zrem(key.userSessions(record.userId), tokenHash)];
+  if (record.identitySessionId !== null) {
+    const index = key.identitySessions(record.environmentKey, record.identitySessionId);
+    unindexed.push(redis.zrem(index, tokenHash));
+  }
+  await Promise.all(unindexed);
   return now < record.expiresAt ? record : undefined;
 }
 
 /**
- * Revokes the user's live sessions, or strips their permissions; answers how many. The index
- * is in another slot than the sessions, so each session is its own command: a revoke deletes
- * every indexed session live by now, then removes from the index the members it deleted (a
- * member whose session does not exist yet stays: its login may be writing it). Stopped
- * halfway, a revoke leaves the rest indexed and live, and a repeated revoke finishes it.
+ * The sessions an index names that exist and are live by now (each read on its own: they are
+ * in other slots than the index and than each other).
  */
-async function revokeSessionsOf(
-  { run, redis }: Connection,
+async function liveIndexed(
+  { redis }: Connection,
+  index: string,
+  now: number,
+): Promise<SessionRecord[]> {
+  const hashes = await redis.zrangebyscore(index, `(${now}`, '+inf');
+  const values = await Promise.all(hashes.map((hash) => redis.getBuffer(key.session(hash))));
+  const sessions: SessionRecord[] = [];
+  values.forEach((value, position) => {
+    const hash = hashes[position];
+    if (value === null || hash === undefined) return;
+    const session = decodeSession(hash, value);
+    if (now < session.expiresAt) sessions.push(session);
+  });
+  return sessions;
+}
+
+/** The user's index, its sessions read one by one, newest first. */
+async function listUserSessions(
+  connection: Connection,
   userId: string,
   now: number,
-  action: 'revoke' | 'strip',
+): Promise<SessionRecord[]> {
+  if (!isUuid(userId)) return [];
+  const sessions = await liveIndexed(connection, key.userSessions(userId), now);
+  return sessions.filter((session) => session.userId === userId).sort(newestFirst);
+}
+
+/**
+ * Finds the session in the user's index by its id, then revokes it by its key (revokeSession):
+ * a session of another user is never in this user's index.
+ */
+async function revokeUserSession(
+  connection: Connection,
+  userId: string,
+  sessionId: string,
+  now: number,
+): Promise<SessionRecord | undefined> {
+  if (!isUuid(sessionId)) return undefined;
+  const sessions = await listUserSessions(connection, userId, now);
+  const target = sessions.find((session) => session.id === sessionId);
+  return target && revokeSession(connection, target.tokenHash, now);
+}
+
+/**
+ * The identity session's index (or the user's, for a user alone), its live sessions of this
+ * environment (and user) revoked one by one (revokeSession).
+ */
+async function revokeIdentitySessions(
+  connection: Connection,
+  environmentKey: string,
+  selector: IdentitySessionSelector,
+  now: number,
+): Promise<SessionRecord[]> {
+  checkIdentitySelector(selector);
+  const { identitySessionId, userId } = selector;
+  if (userId !== undefined && !isUuid(userId)) return [];
+  const index =
+    identitySessionId === undefined
+      ? key.userSessions(userId ?? '')
+      : key.identitySessions(environmentKey, identitySessionId);
+  const matching = (await liveIndexed(connection, index, now)).filter(
+    (session) =>
+      session.environmentKey === environmentKey &&
+      (identitySessionId === undefined || session.identitySessionId === identitySessionId) &&
+      (userId === undefined || session.userId === userId),
+  );
+  const revoked = await Promise.all(
+    matching.map((session) => revokeSession(connection, session.tokenHash, now)),
+  );
+  return revoked.filter((session): session is SessionRecord => session !== undefined);
+}
+
+/** One SET NX with the key's end as its expiry: Redis forgets the key then. */
+async function acceptOnce(
+  { redis }: Connection,
+  onceKey: string,
+  until: number,
+  now: number,
+): Promise<boolean> {
+  if (now >= until) return false;
+  const stored = await redis.set(key.acceptedOnce(onceKey), '1', 'PXAT', until, 'NX');
+  return stored === 'OK';
+}
+
+/**
+ * Revokes the user's live sessions (but the one with id `exceptSessionId`), or strips their
+ * permissions; answers how many. The index is in another slot than the sessions, so each
+ * session is its own command: a revoke deletes every indexed session live by now, then removes
+ * from the index the members it deleted (a member whose session does not exist yet stays: its
+ * login may be writing it). Stopped halfway, a revoke leaves the rest indexed and live, and a
+ * repeated revoke finishes it. Members of identity-session indexes stay until their score: a
+ * lookup there skips sessions that no longer exist.
+ */
+async function revokeSessionsOf(
+  connection: Connection,
+  userId: string,
+  now: number,
+  action: { revoke: false } | { revoke: true; exceptSessionId: string | undefined },
 ): Promise<number> {
+  const { run, redis } = connection;
   if (!isUuid(userId)) return 0;
   const index = key.userSessions(userId);
   await redis.zremrangebyscore(index, '-inf', now);
-  const members = await redis.zrange(index, '0', '-1');
-  if (action === 'strip') {
+  let members = await redis.zrange(index, '0', '-1');
+  if (!action.revoke) {
     const replies = await Promise.all(
       members.map((hash) => run(stripSessionPermissionsScript, [key.session(hash)], [String(now)])),
     );
     return replies.filter((reply) => asCount(reply) === 1).length;
+  }
+  const { exceptSessionId } = action;
+  if (exceptSessionId !== undefined) {
+    const kept = (await liveIndexed(connection, index, now))
+      .filter((session) => session.id === exceptSessionId)
+      .map((session) => session.tokenHash);
+    members = members.filter((hash) => !kept.includes(hash));
   }
   const deleted = await Promise.all(members.map((hash) => redis.del(key.session(hash))));
   const gone = members.filter((_, position) => deleted[position] === 1);
@@ -406,7 +538,11 @@ function defineScripts(redis: RedisClient): Map<string, ScriptCall> {
   const commands = redis as unknown as Record<string, unknown>;
   for (const script of allScripts) {
     if (typeof commands[script.name] !== 'function') {
-      redis.defineCommand(script.name, { numberOfKeys: script.keys, lua: script.lua });
+      redis.defineCommand(script.name, {
+        lua: script.lua,
+        // Without a number, each call passes the count first (run does).
+        ...(script.keys === 'variable' ? {} : { numberOfKeys: script.keys }),
+      });
     }
     // ioredis also defines `<name>Buffer`, whose bulk replies stay bytes (session values).
     for (const name of [script.name, `${script.name}Buffer`]) {
@@ -549,7 +685,8 @@ function decodeRedeemed(codeHash: string, reply: unknown): RedeemAnswer {
 // Compact on purpose (at most 1 KiB of Redis memory per live session): the token hash is the
 // key, not repeated in the value; the rest is a positional JSON array
 // [id, environmentKey, platformKey, idToken, createdAt, issuer, subject, email, emailVerified,
-// environmentTier] (the last five are the introspection snapshot). idToken is null (none) or 0
+// environmentTier, identitySessionId] (issuer to environmentTier are the introspection
+// snapshot; identitySessionId is absent from sessions stored before it was recorded). idToken is null (none) or 0
 // (the sealed ID token follows the JSON line as bytes: ciphertextToBytes, a quarter smaller
 // than its text). The first three lines are what
 // the Lua scripts read (expiry, the user's index, permissions to strip); JSON never contains a
@@ -572,6 +709,7 @@ function encodeSession(record: SessionRecord): Buffer | string {
     snapshot.email,
     snapshot.emailVerified,
     snapshot.environmentTier,
+    record.identitySessionId,
   ];
   const text = [
     String(record.expiresAt),
@@ -596,9 +734,10 @@ function decodeSession(tokenHash: string, value: Buffer): SessionRecord {
   const [expiresAt, userId, permissionsJson, restJson] = splitHeader(text, 3, 'session');
   const permissions = readPermissions(JSON.parse(permissionsJson));
   const rest: unknown = JSON.parse(restJson);
-  if (!Array.isArray(rest) || rest.length !== 10) {
+  if (!Array.isArray(rest) || (rest.length !== 10 && rest.length !== 11)) {
     throw new Error('Malformed session in Redis: fields');
   }
+  const identitySessionId: unknown = rest[10] ?? null;
   const [id, environmentKey, platformKey, idToken, createdAt] = rest as unknown[];
   if (idToken !== null && (idToken !== ID_TOKEN_IN_BYTES || end < 0)) {
     throw new Error('Malformed session idToken in Redis');
@@ -612,7 +751,9 @@ function decodeSession(tokenHash: string, value: Buffer): SessionRecord {
     platformKey: platformKey === null ? null : asString(platformKey, 'session platformKey'),
     permissions,
     idTokenEncrypted,
-    snapshot: decodeSessionSnapshot(rest.slice(5)),
+    identitySessionId:
+      identitySessionId === null ? null : asString(identitySessionId, 'session identitySessionId'),
+    snapshot: decodeSessionSnapshot(rest.slice(5, 10)),
     createdAt: asNumber(createdAt, 'session createdAt'),
     expiresAt: asEpoch(expiresAt, 'session expiresAt'),
   };

@@ -158,10 +158,10 @@ describe.each(setups)('Redis commands on $name', ({ start }) => {
   });
 
   /** A callback's store work: consume the state, then bind with the session and handoff. */
-  async function callback(now: number) {
+  async function callback(now: number, identitySessionId: string | null = null) {
     const transaction = newTransaction(now);
     await store.createTransaction(transaction);
-    const session = newSession(now, { tokenHash: hashIn(transaction) });
+    const session = newSession(now, { tokenHash: hashIn(transaction), identitySessionId });
     const handoff = newHandoff(transaction, now, {
       userId: session.userId,
       sessionId: session.id,
@@ -226,6 +226,33 @@ describe.each(setups)('Redis commands on $name', ({ start }) => {
         'authflowIndexSession',
         'authflowCreateBoundSession',
       ]);
+    }
+  });
+
+  it("indexes a sign-in with a sid in the same index call on one server, and beside the user's index on a Cluster", async () => {
+    let result: Awaited<ReturnType<typeof callback>> | undefined;
+    const now = Date.now();
+    const seen = await watch.during(async () => {
+      result = await callback(now, `sid-${randomUUID()}`);
+    });
+    expect(result?.bound).toBe('bound');
+    const callbackWork = seen.filter((each) => scriptOf(each) !== 'authflowCreateTransaction');
+    expect(callbackWork.every((each) => /^eval(sha)?$/.test(each.command))).toBe(true);
+    /** The key kinds of an index call (us, ids), or undefined for another script. */
+    const indexKeys = (each: Seen) => {
+      const [, count = '0', ...rest] = each.args;
+      const keys = rest.slice(0, Number(count)).map((key) => /:(us|ids):/.exec(key)?.[1]);
+      return keys.every((kind) => kind !== undefined) ? keys : undefined;
+    };
+    const indexCalls = callbackWork.map(indexKeys).filter((keys) => keys !== undefined);
+    if (redis.isCluster) {
+      // Another slot: its own call, sent with the user's index, before the session.
+      expect(callbackWork).toHaveLength(4);
+      expect(indexCalls.sort()).toEqual([['ids'], ['us']]);
+    } else {
+      expect(callbackWork).toHaveLength(3);
+      expect(indexCalls).toEqual([['us', 'ids']]);
+      expect(callbackWork.map(indexKeys)[1]).toEqual(['us', 'ids']);
     }
   });
 });

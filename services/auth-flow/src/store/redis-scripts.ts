@@ -7,10 +7,10 @@
 // run unchanged on one server, on a Sentinel master and on a Redis Cluster. What a script could
 // only learn inside (the transaction behind a state, the session a handoff names) the caller
 // reads first and the script checks again, so a read that went stale changes nothing. The
-// per-user index us:<userId> lives in its own slot and is written by separate commands: a
-// member is added before its session is written and removed only after its session is gone,
-// so the index may name a session that does not exist (until the member's score, its expiry),
-// never miss one that does.
+// per-user index us:<userId> and the per-identity-session index ids:<hash> live in their own
+// slots and are written by separate commands: a member is added before its session is written
+// and removed only after its session is gone, so an index may name a session that does not
+// exist (until the member's score, its expiry), never miss one that does.
 //
 // Times are epoch milliseconds passed in from the caller's clock (`now`), so expiry is exact
 // even before Redis evicts the key (every key also carries PEXPIREAT/PXAT). 13-digit numbers
@@ -28,6 +28,9 @@
 //   hotx:<tag><txId>   string "1": a handoff was issued for this transaction
 //   s:<tokenHash>      string "<expiresAt>\n<userId>\n<permissions JSON>\n<JSON rest>[\n<bytes>]"
 //   us:<userId>        sorted set: member = session token hash, score = its expiresAt
+//   ids:<hash>         sorted set as us:, of the sessions signed in with one identity session:
+//                            hash = SHA-256 base64url of "<environmentKey>\n<sid>"
+//   once:<hash>        string "1" until the acceptOnce key's end: hash = SHA-256 of the key
 
 /** Splits a session value into expiresAt, userId, permissions JSON and the two cut points. */
 const PARSE_SESSION = `
@@ -39,7 +42,8 @@ local function parse_session(v)
 end
 `;
 
-export type ScriptDefinition = { name: string; keys: number; lua: string };
+/** `keys`: how many KEYS every call passes, or 'variable' (the caller passes the count). */
+export type ScriptDefinition = { name: string; keys: number | 'variable'; lua: string };
 
 /**
  * KEYS: tx:<id>, txs:<stateHash>. ARGV: id, d, expiresAt, [c, u, s as field/value pairs].
@@ -215,19 +219,23 @@ return 'bound'
 };
 
 /**
- * KEYS: us:<userId>. ARGV: now, expiresAt, tokenHash.
- * Adds a session to its user's index (member = token hash, score = its expiresAt) before the
- * session is written, drops members that expired by now, and keeps the index until its latest
- * member expires.
+ * KEYS: us:<userId>, and ids:<hash> when the session has an identity session id and the
+ * server is not a Cluster (there each index is its own call: another slot). ARGV: now,
+ * expiresAt, tokenHash.
+ * Adds a session to each index (member = token hash, score = its expiresAt) before the session
+ * is written, drops members that expired by now, and keeps each index until its latest member
+ * expires.
  */
 export const indexSessionScript: ScriptDefinition = {
   name: 'authflowIndexSession',
-  keys: 1,
+  keys: 'variable',
   lua: `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[1], last[2])
+for i = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[1])
+  redis.call('ZADD', KEYS[i], ARGV[2], ARGV[3])
+  local last = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', KEYS[i], last[2])
+end
 return 1
 `,
 };

@@ -42,10 +42,11 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
     return Number(rows[0]?.n);
   }
 
-  it('purgeExpired deletes expired transactions, expired or revoked sessions, and handoffs only once their transaction expired too', async () => {
+  it('purgeExpired deletes expired transactions, expired or revoked sessions, ended acceptOnce keys, and handoffs only once their transaction expired too', async () => {
     await handle.db.knex('authflow.handoffs').del();
     await handle.db.knex('authflow.transactions').del();
     await handle.db.knex('authflow.sessions').del();
+    await handle.db.knex('authflow.accepted_once').del();
     const now = Date.now();
 
     const expiredTransaction = newTransaction(now - 20 * MINUTE, { expiresAt: now - MINUTE });
@@ -67,12 +68,17 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
       await store.createSession(session);
     }
     await store.revokeSession(revokedSession.tokenHash, now);
+    await store.acceptOnce('jti:ended', now - 1, now - 2);
+    await store.acceptOnce('jti:live', now + MINUTE, now - 2);
 
     await expect(store.purgeExpired(now)).resolves.toEqual({
       transactions: 1,
       handoffs: 1,
       sessions: 2,
+      acceptedOnce: 1,
     });
+    // The key still in force is still refused.
+    await expect(store.acceptOnce('jti:live', now + MINUTE, now)).resolves.toBe(false);
     expect(await count('transactions')).toBe(1);
     expect(await count('sessions')).toBe(1);
     await expect(store.getSession(liveSession.tokenHash, now)).resolves.toEqual(liveSession);
@@ -84,8 +90,21 @@ describe.each(sqlFactories)('SQL AuthFlowStore: $name', (factory) => {
       transactions: 1,
       handoffs: 1,
       sessions: 0,
+      acceptedOnce: 1,
     });
     expect(await count('handoffs')).toBe(0);
+  });
+
+  it('acceptOnce deletes the ended keys of others as it runs, and takes over its own ended key', async () => {
+    await handle.db.knex('authflow.accepted_once').del();
+    const now = Date.now();
+    await store.acceptOnce('jti:a', now + MINUTE, now);
+    await store.acceptOnce('jti:b', now + MINUTE, now);
+    expect(await count('accepted_once')).toBe(2);
+    // A minute on, both have ended: the next call deletes the other's row and retakes its own.
+    await expect(store.acceptOnce('jti:a', now + 2 * MINUTE, now + MINUTE)).resolves.toBe(true);
+    expect(await count('accepted_once')).toBe(1);
+    await expect(store.acceptOnce('jti:a', now + 2 * MINUTE, now + MINUTE)).resolves.toBe(false);
   });
 
   it('a redeemed handoff keeps no sealed session token (spec 2.9: encrypted at rest while pending); the first redeem time stays', async () => {

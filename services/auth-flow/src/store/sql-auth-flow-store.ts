@@ -8,6 +8,7 @@ import type {
   HandoffKey,
   HandoffPresenter,
   HandoffRecord,
+  IdentitySessionSelector,
   IssueResult,
   OnboardingMode,
   RedeemAnswer,
@@ -18,6 +19,7 @@ import type {
 import {
   checkBoundSession,
   checkHandoff,
+  checkIdentitySelector,
   checkSession,
   checkTransaction,
   isUuid,
@@ -31,8 +33,14 @@ type Knex = Database['knex'];
 const TRANSACTIONS = 'authflow.transactions';
 const HANDOFFS = 'authflow.handoffs';
 const SESSIONS = 'authflow.sessions';
+const ACCEPTED_ONCE = 'authflow.accepted_once';
 
-export type PurgeResult = { transactions: number; handoffs: number; sessions: number };
+export type PurgeResult = {
+  transactions: number;
+  handoffs: number;
+  sessions: number;
+  acceptedOnce: number;
+};
 
 export interface SqlAuthFlowStore extends AuthFlowStore {
   readonly kind: 'sql';
@@ -40,7 +48,8 @@ export interface SqlAuthFlowStore extends AuthFlowStore {
    * Deletes what can no longer be used, for a periodic job: transactions and sessions with
    * expires_at <= now, revoked sessions, and handoffs that expired and whose transaction has
    * expired too (until then the row is what makes a second issue conflict, and it keeps no
-   * sealed session token). Returns the counts of deleted rows.
+   * sealed session token), and acceptOnce keys past their expiry. Returns the counts of
+   * deleted rows.
    */
   purgeExpired(now: number): Promise<PurgeResult>;
 }
@@ -74,7 +83,13 @@ export function createSqlAuthFlowStore(db: Database): SqlAuthFlowStore {
     },
     getSession: (tokenHash, now) => getSession(knex, tokenHash, now),
     revokeSession: (tokenHash, now) => revokeSession(knex, tokenHash, now),
-    revokeUserSessions: (userId, now) => revokeUserSessions(knex, userId, now),
+    listUserSessions: (userId, now) => listUserSessions(knex, userId, now),
+    revokeUserSession: (userId, sessionId, now) => revokeUserSession(knex, userId, sessionId, now),
+    revokeUserSessions: (userId, now, exceptSessionId) =>
+      revokeUserSessions(knex, userId, now, exceptSessionId),
+    revokeIdentitySessions: (environmentKey, selector, now) =>
+      revokeIdentitySessions(knex, environmentKey, selector, now),
+    acceptOnce: (key, until, now) => acceptOnce(knex, key, until, now),
     stripUserPermissions: (userId) => stripUserPermissions(knex, userId),
     purgeExpired: (now) => purgeExpired(knex, now),
   };
@@ -267,14 +282,97 @@ async function revokeSession(
   return rows[0] && toSession(rows[0]);
 }
 
-async function revokeUserSessions(knex: Knex, userId: string, now: number): Promise<number> {
+async function listUserSessions(knex: Knex, userId: string, now: number): Promise<SessionRecord[]> {
+  if (!isUuid(userId)) return [];
+  const rows: SessionRow[] = await liveSessions(knex, new Date(now))
+    .where({ user_id: userId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'asc' },
+    ]);
+  return rows.map(toSession);
+}
+
+async function revokeUserSession(
+  knex: Knex,
+  userId: string,
+  sessionId: string,
+  now: number,
+): Promise<SessionRecord | undefined> {
+  if (!isUuid(userId) || !isUuid(sessionId)) return undefined;
+  const at = new Date(now);
+  const rows: SessionRow[] = await liveSessions(knex, at)
+    .where({ user_id: userId, id: sessionId })
+    .update({ revoked_at: at })
+    .returning('*');
+  return rows[0] && toSession(rows[0]);
+}
+
+async function revokeUserSessions(
+  knex: Knex,
+  userId: string,
+  now: number,
+  exceptSessionId: string | undefined,
+): Promise<number> {
   if (!isUuid(userId)) return 0;
   const at = new Date(now);
-  const rows: Array<{ id: string }> = await liveSessions(knex, at)
-    .where({ user_id: userId })
-    .update({ revoked_at: at })
-    .returning('id');
+  const query = liveSessions(knex, at).where({ user_id: userId });
+  // A malformed id is no session's: nothing is kept.
+  if (exceptSessionId !== undefined && isUuid(exceptSessionId)) {
+    query.andWhereNot({ id: exceptSessionId });
+  }
+  const rows: Array<{ id: string }> = await query.update({ revoked_at: at }).returning('id');
   return rows.length;
+}
+
+/** One statement; the sid's sessions through the partial index (migration 0007). */
+async function revokeIdentitySessions(
+  knex: Knex,
+  environmentKey: string,
+  selector: IdentitySessionSelector,
+  now: number,
+): Promise<SessionRecord[]> {
+  checkIdentitySelector(selector);
+  const { identitySessionId, userId } = selector;
+  if (userId !== undefined && !isUuid(userId)) return [];
+  const at = new Date(now);
+  const query = liveSessions(knex, at).where({ environment_key: environmentKey });
+  if (identitySessionId !== undefined) query.andWhere({ identity_session_id: identitySessionId });
+  if (userId !== undefined) query.andWhere({ user_id: userId });
+  const rows: SessionRow[] = await query.update({ revoked_at: at }).returning('*');
+  return rows.map(toSession);
+}
+
+/**
+ * One statement: inserts the key, or takes over its row when that row has expired. The same
+ * statement deletes the other expired rows (few: a key lives as long as its token), skipping
+ * rows a concurrent call holds, so two calls never wait on each other's purge.
+ */
+const ACCEPT_ONCE = `with purged as (
+    delete from ${ACCEPTED_ONCE} where key in (
+      select key from ${ACCEPTED_ONCE} where expires_at <= ? and key <> ?
+         for update skip locked
+    )
+  ),
+  accepted as (
+    insert into ${ACCEPTED_ONCE} (key, expires_at) values (?, ?)
+    on conflict (key) do update set expires_at = excluded.expires_at
+     where ${ACCEPTED_ONCE}.expires_at <= ?
+    returning key
+  )
+  select count(*) as accepted from accepted`;
+
+async function acceptOnce(knex: Knex, key: string, until: number, now: number): Promise<boolean> {
+  if (now >= until) return false;
+  const at = new Date(now);
+  const result = await knex.raw<{ rows: Array<{ accepted: unknown }> }>(ACCEPT_ONCE, [
+    at,
+    key,
+    key,
+    new Date(until),
+    at,
+  ]);
+  return toCount(result.rows[0]?.accepted) === 1;
 }
 
 async function stripUserPermissions(knex: Knex, userId: string): Promise<number> {
@@ -309,7 +407,8 @@ async function purgeExpired(knex: Knex, now: number): Promise<PurgeResult> {
     .where('expires_at', '<=', at)
     .orWhereNotNull('revoked_at')
     .del();
-  return { transactions, handoffs, sessions };
+  const acceptedOnce = await knex(ACCEPTED_ONCE).where('expires_at', '<=', at).del();
+  return { transactions, handoffs, sessions, acceptedOnce };
 }
 
 function liveSessions(knex: Knex, at: Date) {
@@ -337,8 +436,9 @@ const BIND_CTES = `
   ),
   new_session as (
     insert into ${SESSIONS} (id, token_hash, user_id, environment_key, platform_key, permissions,
-                             id_token_encrypted, snapshot, created_at, expires_at)
-    select ?::uuid, ?::text, ?::uuid, ?::text, ?::text, ?::jsonb, ?::text, ?::jsonb,
+                             id_token_encrypted, identity_session_id, snapshot, created_at,
+                             expires_at)
+    select ?::uuid, ?::text, ?::uuid, ?::text, ?::text, ?::jsonb, ?::text, ?::text, ?::jsonb,
            ?::timestamptz, ?::timestamptz
      where exists (select 1 from bound)
     returning id
@@ -396,6 +496,7 @@ async function createBoundSession(
     row.platform_key,
     row.permissions,
     row.id_token_encrypted,
+    row.identity_session_id,
     row.snapshot,
     row.created_at,
     row.expires_at,
@@ -447,6 +548,7 @@ function sessionRow(record: SessionRecord) {
     platform_key: record.platformKey,
     permissions: JSON.stringify(record.permissions),
     id_token_encrypted: record.idTokenEncrypted,
+    identity_session_id: record.identitySessionId,
     snapshot: JSON.stringify(record.snapshot),
     created_at: new Date(record.createdAt),
     expires_at: new Date(record.expiresAt),
@@ -523,6 +625,7 @@ type SessionRow = {
   platform_key: string | null;
   permissions: unknown;
   id_token_encrypted: string | null;
+  identity_session_id: string | null;
   snapshot: unknown;
   created_at: Date;
   expires_at: Date;
@@ -582,6 +685,7 @@ function toSession(row: SessionRow): SessionRecord {
     platformKey: row.platform_key,
     permissions: readPermissions(row.permissions),
     idTokenEncrypted: row.id_token_encrypted,
+    identitySessionId: row.identity_session_id,
     snapshot: readSessionSnapshot(row.snapshot),
     createdAt: row.created_at.getTime(),
     expiresAt: row.expires_at.getTime(),

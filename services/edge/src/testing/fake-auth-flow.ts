@@ -226,6 +226,27 @@ export function createFakeAuthFlow(): FakeAuthFlow {
       record('deleteAccount', request);
       return { revokedGatewaySessions: 1, identityAccountSuspended: true };
     },
+    // The sessions routes are tested end to end against the real service (all-in-one).
+    listAccountSessions(request) {
+      record('listAccountSessions', request);
+      return { items: [] };
+    },
+    revokeAccountSession(request) {
+      record('revokeAccountSession', request);
+      return {};
+    },
+    revokeOtherAccountSessions(request) {
+      record('revokeOtherAccountSessions', request);
+      return { revokedSessions: 0 };
+    },
+    listUserSessions(request) {
+      record('listUserSessions', request);
+      return { items: [] };
+    },
+    revokeUserSession(request) {
+      record('revokeUserSession', request);
+      return {};
+    },
   };
   return fake;
 }

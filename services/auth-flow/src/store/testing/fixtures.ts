@@ -95,6 +95,7 @@ export function newSession(now: number, overrides: Partial<SessionRecord> = {}):
     platformKey: 'DEMO_PLATFORM',
     permissions: ['platforms:admin', 'onboarding:schema:read', 'onboarding:schema:write'],
     idTokenEncrypted: fakeCiphertext(64),
+    identitySessionId: null,
     snapshot: newSessionSnapshot(),
     createdAt: now,
     expiresAt: now + 60 * MINUTE,

@@ -12,7 +12,259 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file authflow/v1/authflow.proto.
  */
 export const file_authflow_v1_authflow: GenFile = /*@__PURE__*/
-  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEiMwoaQXV0aGVudGljYXRlU2Vzc2lvblJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSJwChtBdXRoZW50aWNhdGVTZXNzaW9uUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhcKD2Vudmlyb25tZW50X2tleRgDIAEoCRITCgtwZXJtaXNzaW9ucxgEIAMoCSIkChFHZXRBY2NvdW50UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIsQBCgdBY2NvdW50EgoKAmlkGAEgASgJEg4KBmlzc3VlchgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEjUKC2Vudmlyb25tZW50GAQgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBINCgVlbWFpbBgFIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgGIAEoCBIOCgZzdGF0dXMYByABKAkSHgoWYWNjb3VudF9tYW5hZ2VtZW50X3VybBgIIAEoCSJnChJHZXRBY2NvdW50UmVzcG9uc2USJQoHYWNjb3VudBgBIAEoCzIULmF1dGhmbG93LnYxLkFjY291bnQSKgoKbG9jYWxfdXNlchgCIAEoCzIWLmF1dGhmbG93LnYxLkxvY2FsVXNlciKxAQoJTG9jYWxVc2VyEgoKAmlkGAEgASgJEhcKD2Vudmlyb25tZW50X2tleRgCIAEoCRIeChZkZXBsb3ltZW50X2Vudmlyb25tZW50GAMgASgIEg4KBnN0YXR1cxgEIAEoCRINCgVyb2xlcxgFIAMoCRISCgpjcmVhdGVkX2F0GAYgASgJEhoKDWxhc3RfbG9naW5fYXQYByABKAlIAIgBAUIQCg5fbGFzdF9sb2dpbl9hdCInChREZWxldGVBY2NvdW50UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIl0KFURlbGV0ZUFjY291bnRSZXNwb25zZRIgChhyZXZva2VkX2dhdGV3YXlfc2Vzc2lvbnMYASABKAUSIgoaaWRlbnRpdHlfYWNjb3VudF9zdXNwZW5kZWQYAiABKAgi+QEKCUFkbWluVXNlchIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYBCABKAkSHgoWZGVwbG95bWVudF9lbnZpcm9ubWVudBgFIAEoCBINCgVlbWFpbBgGIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgHIAEoCBIOCgZzdGF0dXMYCCABKAkSDQoFcm9sZXMYCSADKAkSGgoNbGFzdF9sb2dpbl9hdBgKIAEoCUgAiAEBEhIKCmNyZWF0ZWRfYXQYCyABKAlCEAoOX2xhc3RfbG9naW5fYXQihQEKEExpc3RVc2Vyc1JlcXVlc3QSEwoGc2VhcmNoGAEgASgJSACIAQESDAoEcGFnZRgCIAEoBRIRCglwYWdlX3NpemUYAyABKAUSHAoPZW52aXJvbm1lbnRfa2V5GAQgASgJSAGIAQFCCQoHX3NlYXJjaEISChBfZW52aXJvbm1lbnRfa2V5ImoKEUxpc3RVc2Vyc1Jlc3BvbnNlEiUKBWl0ZW1zGAEgAygLMhYuYXV0aGZsb3cudjEuQWRtaW5Vc2VyEg0KBXRvdGFsGAIgASgFEgwKBHBhZ2UYAyABKAUSEQoJcGFnZV9zaXplGAQgASgFIloKGUdyYW50UGxhdGZvcm1BZG1pblJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0Eg8KB3VzZXJfaWQYAiABKAkiQgoaR3JhbnRQbGF0Zm9ybUFkbWluUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlciJbChpSZXZva2VQbGF0Zm9ybUFkbWluUmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSDwoHdXNlcl9pZBgCIAEoCSJDChtSZXZva2VQbGF0Zm9ybUFkbWluUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlciJaChlSZXZva2VVc2VyU2Vzc2lvbnNSZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIPCgd1c2VyX2lkGAIgASgJImEKGlJldm9rZVVzZXJTZXNzaW9uc1Jlc3BvbnNlEiAKGHJldm9rZWRfZ2F0ZXdheV9zZXNzaW9ucxgBIAEoBRIhChlpZGVudGl0eV9zZXNzaW9uc19yZXZva2VkGAIgASgIIp8BChlQcm92aXNpb25Ub2tlblVzZXJSZXF1ZXN0Eg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhcKD2Vudmlyb25tZW50X2tleRgDIAEoCRISCgpkZXBsb3ltZW50GAQgASgIEhIKBWVtYWlsGAUgASgJSACIAQESFgoOZW1haWxfdmVyaWZpZWQYBiABKAhCCAoGX2VtYWlsIkIKGlByb3Zpc2lvblRva2VuVXNlclJlc3BvbnNlEg8KB3VzZXJfaWQYASABKAkSEwoLcGVybWlzc2lvbnMYAiADKAkihgEKEVN0YXJ0TG9naW5SZXF1ZXN0EhQKDHBsYXRmb3JtX2tleRgBIAEoCRIRCglyZXR1cm5fdG8YAiABKAkSHAoPb25ib2FyZGluZ19tb2RlGAMgASgJSACIAQESFgoOZGVmYXVsdF9zY3JlZW4YBCABKAlCEgoQX29uYm9hcmRpbmdfbW9kZSJDChJTdGFydExvZ2luUmVzcG9uc2USFQoNYXV0aG9yaXplX3VybBgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCSJ9ChRDb21wbGV0ZUxvZ2luUmVxdWVzdBIMCgRjb2RlGAEgASgJEg0KBXN0YXRlGAIgASgJEhAKA2lzcxgDIAEoCUgAiAEBEhsKDmlkZW50aXR5X2Vycm9yGAQgASgJSAGIAQFCBgoEX2lzc0IRCg9faWRlbnRpdHlfZXJyb3IiYAoVQ29tcGxldGVMb2dpblJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCRIVCg1zZXNzaW9uX3Rva2VuGAIgASgJEhoKEnNlc3Npb25fZXhwaXJlc19hdBgDIAEoCSJDChJSZXN1bWVMb2dpblJlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCSIrChNSZXN1bWVMb2dpblJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCSJSChZFeGNoYW5nZUhhbmRvZmZSZXF1ZXN0EgwKBGNvZGUYASABKAkSFAoMcGxhdGZvcm1fa2V5GAIgASgJEhQKDGNhbGxiYWNrX3VybBgDIAEoCSJICg9FeGNoYW5nZVNlc3Npb24SCgoCaWQYASABKAkSEgoKZXhwaXJlc19hdBgCIAEoCRIVCg1nYXRld2F5X3Rva2VuGAMgASgJIlkKDEV4Y2hhbmdlVXNlchIKCgJpZBgBIAEoCRILCgNzdWIYAiABKAkSDgoGaXNzdWVyGAMgASgJEhQKB3BpY3R1cmUYBCABKAlIAIgBAUIKCghfcGljdHVyZSIwChNFeGNoYW5nZUVudmlyb25tZW50EgsKA2tleRgBIAEoCRIMCgR0aWVyGAIgASgJInkKEkV4Y2hhbmdlT25ib2FyZGluZxIOCgZzdGF0dXMYASABKAkSGwoTcmVxdWlyZW1lbnRfdmVyc2lvbhgCIAEoBRIWCg5taXNzaW5nX2ZpZWxkcxgDIAMoCRIeChZjYW5fY29tcGxldGVfY2VudHJhbGx5GAQgASgIIjkKD0V4Y2hhbmdlUHJvZmlsZRIOCgZzdGF0dXMYASABKAkSFgoObWlzc2luZ19maWVsZHMYAiADKAkiygIKF0V4Y2hhbmdlSGFuZG9mZlJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5hdXRoZmxvdy52MS5FeGNoYW5nZVNlc3Npb24SJwoEdXNlchgCIAEoCzIZLmF1dGhmbG93LnYxLkV4Y2hhbmdlVXNlchIUCgxwbGF0Zm9ybV9rZXkYAyABKAkSNQoLZW52aXJvbm1lbnQYBCABKAsyIC5hdXRoZmxvdy52MS5FeGNoYW5nZUVudmlyb25tZW50EjMKCm9uYm9hcmRpbmcYBSABKAsyHy5hdXRoZmxvdy52MS5FeGNoYW5nZU9uYm9hcmRpbmcSLQoHcHJvZmlsZRgGIAEoCzIcLmF1dGhmbG93LnYxLkV4Y2hhbmdlUHJvZmlsZRITCgtwZXJtaXNzaW9ucxgHIAMoCRIRCglyZXR1cm5fdG8YCCABKAkiPwoYSW50cm9zcGVjdFNlc3Npb25SZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCSJ2ChBJbnRyb3NwZWN0ZWRVc2VyEgoKAmlkGAEgASgJEg4KBmlzc3VlchgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEg0KBWVtYWlsGAQgASgJEhYKDmVtYWlsX3ZlcmlmaWVkGAUgASgIEg4KBnN0YXR1cxgGIAEoCSLNAQoZSW50cm9zcGVjdFNlc3Npb25SZXNwb25zZRIOCgZhY3RpdmUYASABKAgSEgoKc2Vzc2lvbl9pZBgCIAEoCRISCgpleHBpcmVzX2F0GAMgASgJEhQKDHBsYXRmb3JtX2tleRgEIAEoCRIrCgR1c2VyGAUgASgLMh0uYXV0aGZsb3cudjEuSW50cm9zcGVjdGVkVXNlchI1CgtlbnZpcm9ubWVudBgGIAEoCzIgLmF1dGhmbG93LnYxLkV4Y2hhbmdlRW52aXJvbm1lbnQiYwoNTG9nb3V0UmVxdWVzdBIaCg1zZXNzaW9uX3Rva2VuGAEgASgJSACIAQESFgoJcmV0dXJuX3RvGAIgASgJSAGIAQFCEAoOX3Nlc3Npb25fdG9rZW5CDAoKX3JldHVybl90byI4Cg5Mb2dvdXRSZXNwb25zZRIXCgpsb2dvdXRfdXJsGAEgASgJSACIAQFCDQoLX2xvZ291dF91cmwiJgoVQ29tcGxldGVMb2dvdXRSZXF1ZXN0Eg0KBXN0YXRlGAEgASgJIi4KFkNvbXBsZXRlTG9nb3V0UmVzcG9uc2USFAoMcmVkaXJlY3RfdXJsGAEgASgJIkkKGEJhY2tjaGFubmVsTG9nb3V0UmVxdWVzdBIXCg9lbnZpcm9ubWVudF9rZXkYASABKAkSFAoMbG9nb3V0X3Rva2VuGAIgASgJIj0KGUJhY2tjaGFubmVsTG9nb3V0UmVzcG9uc2USIAoYcmV2b2tlZF9nYXRld2F5X3Nlc3Npb25zGAEgASgFMsoLCg9BdXRoRmxvd1NlcnZpY2USTQoKU3RhcnRMb2dpbhIeLmF1dGhmbG93LnYxLlN0YXJ0TG9naW5SZXF1ZXN0Gh8uYXV0aGZsb3cudjEuU3RhcnRMb2dpblJlc3BvbnNlElYKDUNvbXBsZXRlTG9naW4SIS5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ2luUmVxdWVzdBoiLmF1dGhmbG93LnYxLkNvbXBsZXRlTG9naW5SZXNwb25zZRJQCgtSZXN1bWVMb2dpbhIfLmF1dGhmbG93LnYxLlJlc3VtZUxvZ2luUmVxdWVzdBogLmF1dGhmbG93LnYxLlJlc3VtZUxvZ2luUmVzcG9uc2USXAoPRXhjaGFuZ2VIYW5kb2ZmEiMuYXV0aGZsb3cudjEuRXhjaGFuZ2VIYW5kb2ZmUmVxdWVzdBokLmF1dGhmbG93LnYxLkV4Y2hhbmdlSGFuZG9mZlJlc3BvbnNlEmIKEUludHJvc3BlY3RTZXNzaW9uEiUuYXV0aGZsb3cudjEuSW50cm9zcGVjdFNlc3Npb25SZXF1ZXN0GiYuYXV0aGZsb3cudjEuSW50cm9zcGVjdFNlc3Npb25SZXNwb25zZRJBCgZMb2dvdXQSGi5hdXRoZmxvdy52MS5Mb2dvdXRSZXF1ZXN0GhsuYXV0aGZsb3cudjEuTG9nb3V0UmVzcG9uc2USWQoOQ29tcGxldGVMb2dvdXQSIi5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ291dFJlcXVlc3QaIy5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ291dFJlc3BvbnNlEmIKEUJhY2tjaGFubmVsTG9nb3V0EiUuYXV0aGZsb3cudjEuQmFja2NoYW5uZWxMb2dvdXRSZXF1ZXN0GiYuYXV0aGZsb3cudjEuQmFja2NoYW5uZWxMb2dvdXRSZXNwb25zZRJlChJQcm92aXNpb25Ub2tlblVzZXISJi5hdXRoZmxvdy52MS5Qcm92aXNpb25Ub2tlblVzZXJSZXF1ZXN0GicuYXV0aGZsb3cudjEuUHJvdmlzaW9uVG9rZW5Vc2VyUmVzcG9uc2USSgoJTGlzdFVzZXJzEh0uYXV0aGZsb3cudjEuTGlzdFVzZXJzUmVxdWVzdBoeLmF1dGhmbG93LnYxLkxpc3RVc2Vyc1Jlc3BvbnNlEmUKEkdyYW50UGxhdGZvcm1BZG1pbhImLmF1dGhmbG93LnYxLkdyYW50UGxhdGZvcm1BZG1pblJlcXVlc3QaJy5hdXRoZmxvdy52MS5HcmFudFBsYXRmb3JtQWRtaW5SZXNwb25zZRJoChNSZXZva2VQbGF0Zm9ybUFkbWluEicuYXV0aGZsb3cudjEuUmV2b2tlUGxhdGZvcm1BZG1pblJlcXVlc3QaKC5hdXRoZmxvdy52MS5SZXZva2VQbGF0Zm9ybUFkbWluUmVzcG9uc2USZQoSUmV2b2tlVXNlclNlc3Npb25zEiYuYXV0aGZsb3cudjEuUmV2b2tlVXNlclNlc3Npb25zUmVxdWVzdBonLmF1dGhmbG93LnYxLlJldm9rZVVzZXJTZXNzaW9uc1Jlc3BvbnNlEmgKE0F1dGhlbnRpY2F0ZVNlc3Npb24SJy5hdXRoZmxvdy52MS5BdXRoZW50aWNhdGVTZXNzaW9uUmVxdWVzdBooLmF1dGhmbG93LnYxLkF1dGhlbnRpY2F0ZVNlc3Npb25SZXNwb25zZRJNCgpHZXRBY2NvdW50Eh4uYXV0aGZsb3cudjEuR2V0QWNjb3VudFJlcXVlc3QaHy5hdXRoZmxvdy52MS5HZXRBY2NvdW50UmVzcG9uc2USVgoNRGVsZXRlQWNjb3VudBIhLmF1dGhmbG93LnYxLkRlbGV0ZUFjY291bnRSZXF1ZXN0GiIuYXV0aGZsb3cudjEuRGVsZXRlQWNjb3VudFJlc3BvbnNlYgZwcm90bzM", [file_registry_v1_registry]);
+  fileDesc("ChphdXRoZmxvdy92MS9hdXRoZmxvdy5wcm90bxILYXV0aGZsb3cudjEivgEKC1VzZXJTZXNzaW9uEgoKAmlkGAEgASgJEjcKCHBsYXRmb3JtGAIgASgLMiAuYXV0aGZsb3cudjEuVXNlclNlc3Npb25QbGF0Zm9ybUgAiAEBEjUKC2Vudmlyb25tZW50GAMgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBISCgpjcmVhdGVkX2F0GAQgASgJEhIKCmV4cGlyZXNfYXQYBSABKAlCCwoJX3BsYXRmb3JtIjAKE1VzZXJTZXNzaW9uUGxhdGZvcm0SCwoDa2V5GAEgASgJEgwKBG5hbWUYAiABKAkiLQoaTGlzdEFjY291bnRTZXNzaW9uc1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSJGChtMaXN0QWNjb3VudFNlc3Npb25zUmVzcG9uc2USJwoFaXRlbXMYASADKAsyGC5hdXRoZmxvdy52MS5Vc2VyU2Vzc2lvbiJCChtSZXZva2VBY2NvdW50U2Vzc2lvblJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIh4KHFJldm9rZUFjY291bnRTZXNzaW9uUmVzcG9uc2UiZgohUmV2b2tlT3RoZXJBY2NvdW50U2Vzc2lvbnNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSHAoPa2VlcF9zZXNzaW9uX2lkGAIgASgJSACIAQFCEgoQX2tlZXBfc2Vzc2lvbl9pZCI+CiJSZXZva2VPdGhlckFjY291bnRTZXNzaW9uc1Jlc3BvbnNlEhgKEHJldm9rZWRfc2Vzc2lvbnMYASABKAUiKgoXTGlzdFVzZXJTZXNzaW9uc1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSJDChhMaXN0VXNlclNlc3Npb25zUmVzcG9uc2USJwoFaXRlbXMYASADKAsyGC5hdXRoZmxvdy52MS5Vc2VyU2Vzc2lvbiJtChhSZXZva2VVc2VyU2Vzc2lvblJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0Eg8KB3VzZXJfaWQYAiABKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCSIbChlSZXZva2VVc2VyU2Vzc2lvblJlc3BvbnNlIjMKGkF1dGhlbnRpY2F0ZVNlc3Npb25SZXF1ZXN0EhUKDXNlc3Npb25fdG9rZW4YASABKAkicAobQXV0aGVudGljYXRlU2Vzc2lvblJlc3BvbnNlEg8KB3VzZXJfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkiJAoRR2V0QWNjb3VudFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSLEAQoHQWNjb3VudBIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRI1CgtlbnZpcm9ubWVudBgEIAEoCzIgLmF1dGhmbG93LnYxLkV4Y2hhbmdlRW52aXJvbm1lbnQSDQoFZW1haWwYBSABKAkSFgoOZW1haWxfdmVyaWZpZWQYBiABKAgSDgoGc3RhdHVzGAcgASgJEh4KFmFjY291bnRfbWFuYWdlbWVudF91cmwYCCABKAkiZwoSR2V0QWNjb3VudFJlc3BvbnNlEiUKB2FjY291bnQYASABKAsyFC5hdXRoZmxvdy52MS5BY2NvdW50EioKCmxvY2FsX3VzZXIYAiABKAsyFi5hdXRoZmxvdy52MS5Mb2NhbFVzZXIisQEKCUxvY2FsVXNlchIKCgJpZBgBIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYAiABKAkSHgoWZGVwbG95bWVudF9lbnZpcm9ubWVudBgDIAEoCBIOCgZzdGF0dXMYBCABKAkSDQoFcm9sZXMYBSADKAkSEgoKY3JlYXRlZF9hdBgGIAEoCRIaCg1sYXN0X2xvZ2luX2F0GAcgASgJSACIAQFCEAoOX2xhc3RfbG9naW5fYXQiJwoURGVsZXRlQWNjb3VudFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSJdChVEZWxldGVBY2NvdW50UmVzcG9uc2USIAoYcmV2b2tlZF9nYXRld2F5X3Nlc3Npb25zGAEgASgFEiIKGmlkZW50aXR5X2FjY291bnRfc3VzcGVuZGVkGAIgASgIIvkBCglBZG1pblVzZXISCgoCaWQYASABKAkSDgoGaXNzdWVyGAIgASgJEg8KB3N1YmplY3QYAyABKAkSFwoPZW52aXJvbm1lbnRfa2V5GAQgASgJEh4KFmRlcGxveW1lbnRfZW52aXJvbm1lbnQYBSABKAgSDQoFZW1haWwYBiABKAkSFgoOZW1haWxfdmVyaWZpZWQYByABKAgSDgoGc3RhdHVzGAggASgJEg0KBXJvbGVzGAkgAygJEhoKDWxhc3RfbG9naW5fYXQYCiABKAlIAIgBARISCgpjcmVhdGVkX2F0GAsgASgJQhAKDl9sYXN0X2xvZ2luX2F0IoUBChBMaXN0VXNlcnNSZXF1ZXN0EhMKBnNlYXJjaBgBIAEoCUgAiAEBEgwKBHBhZ2UYAiABKAUSEQoJcGFnZV9zaXplGAMgASgFEhwKD2Vudmlyb25tZW50X2tleRgEIAEoCUgBiAEBQgkKB19zZWFyY2hCEgoQX2Vudmlyb25tZW50X2tleSJqChFMaXN0VXNlcnNSZXNwb25zZRIlCgVpdGVtcxgBIAMoCzIWLmF1dGhmbG93LnYxLkFkbWluVXNlchINCgV0b3RhbBgCIAEoBRIMCgRwYWdlGAMgASgFEhEKCXBhZ2Vfc2l6ZRgEIAEoBSJaChlHcmFudFBsYXRmb3JtQWRtaW5SZXF1ZXN0EiwKB2NvbnRleHQYASABKAsyGy5yZWdpc3RyeS52MS5SZXF1ZXN0Q29udGV4dBIPCgd1c2VyX2lkGAIgASgJIkIKGkdyYW50UGxhdGZvcm1BZG1pblJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5hdXRoZmxvdy52MS5BZG1pblVzZXIiWwoaUmV2b2tlUGxhdGZvcm1BZG1pblJlcXVlc3QSLAoHY29udGV4dBgBIAEoCzIbLnJlZ2lzdHJ5LnYxLlJlcXVlc3RDb250ZXh0Eg8KB3VzZXJfaWQYAiABKAkiQwobUmV2b2tlUGxhdGZvcm1BZG1pblJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5hdXRoZmxvdy52MS5BZG1pblVzZXIiWgoZUmV2b2tlVXNlclNlc3Npb25zUmVxdWVzdBIsCgdjb250ZXh0GAEgASgLMhsucmVnaXN0cnkudjEuUmVxdWVzdENvbnRleHQSDwoHdXNlcl9pZBgCIAEoCSJhChpSZXZva2VVc2VyU2Vzc2lvbnNSZXNwb25zZRIgChhyZXZva2VkX2dhdGV3YXlfc2Vzc2lvbnMYASABKAUSIQoZaWRlbnRpdHlfc2Vzc2lvbnNfcmV2b2tlZBgCIAEoCCKfAQoZUHJvdmlzaW9uVG9rZW5Vc2VyUmVxdWVzdBIOCgZpc3N1ZXIYASABKAkSDwoHc3ViamVjdBgCIAEoCRIXCg9lbnZpcm9ubWVudF9rZXkYAyABKAkSEgoKZGVwbG95bWVudBgEIAEoCBISCgVlbWFpbBgFIAEoCUgAiAEBEhYKDmVtYWlsX3ZlcmlmaWVkGAYgASgIQggKBl9lbWFpbCJCChpQcm92aXNpb25Ub2tlblVzZXJSZXNwb25zZRIPCgd1c2VyX2lkGAEgASgJEhMKC3Blcm1pc3Npb25zGAIgAygJIoYBChFTdGFydExvZ2luUmVxdWVzdBIUCgxwbGF0Zm9ybV9rZXkYASABKAkSEQoJcmV0dXJuX3RvGAIgASgJEhwKD29uYm9hcmRpbmdfbW9kZRgDIAEoCUgAiAEBEhYKDmRlZmF1bHRfc2NyZWVuGAQgASgJQhIKEF9vbmJvYXJkaW5nX21vZGUiQwoSU3RhcnRMb2dpblJlc3BvbnNlEhUKDWF1dGhvcml6ZV91cmwYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkifQoUQ29tcGxldGVMb2dpblJlcXVlc3QSDAoEY29kZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRIQCgNpc3MYAyABKAlIAIgBARIbCg5pZGVudGl0eV9lcnJvchgEIAEoCUgBiAEBQgYKBF9pc3NCEQoPX2lkZW50aXR5X2Vycm9yImAKFUNvbXBsZXRlTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCRIaChJzZXNzaW9uX2V4cGlyZXNfYXQYAyABKAkiQwoSUmVzdW1lTG9naW5SZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhUKDXNlc3Npb25fdG9rZW4YAiABKAkiKwoTUmVzdW1lTG9naW5SZXNwb25zZRIUCgxyZWRpcmVjdF91cmwYASABKAkiUgoWRXhjaGFuZ2VIYW5kb2ZmUmVxdWVzdBIMCgRjb2RlGAEgASgJEhQKDHBsYXRmb3JtX2tleRgCIAEoCRIUCgxjYWxsYmFja191cmwYAyABKAkiSAoPRXhjaGFuZ2VTZXNzaW9uEgoKAmlkGAEgASgJEhIKCmV4cGlyZXNfYXQYAiABKAkSFQoNZ2F0ZXdheV90b2tlbhgDIAEoCSJZCgxFeGNoYW5nZVVzZXISCgoCaWQYASABKAkSCwoDc3ViGAIgASgJEg4KBmlzc3VlchgDIAEoCRIUCgdwaWN0dXJlGAQgASgJSACIAQFCCgoIX3BpY3R1cmUiMAoTRXhjaGFuZ2VFbnZpcm9ubWVudBILCgNrZXkYASABKAkSDAoEdGllchgCIAEoCSJ5ChJFeGNoYW5nZU9uYm9hcmRpbmcSDgoGc3RhdHVzGAEgASgJEhsKE3JlcXVpcmVtZW50X3ZlcnNpb24YAiABKAUSFgoObWlzc2luZ19maWVsZHMYAyADKAkSHgoWY2FuX2NvbXBsZXRlX2NlbnRyYWxseRgEIAEoCCI5Cg9FeGNoYW5nZVByb2ZpbGUSDgoGc3RhdHVzGAEgASgJEhYKDm1pc3NpbmdfZmllbGRzGAIgAygJIsoCChdFeGNoYW5nZUhhbmRvZmZSZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuYXV0aGZsb3cudjEuRXhjaGFuZ2VTZXNzaW9uEicKBHVzZXIYAiABKAsyGS5hdXRoZmxvdy52MS5FeGNoYW5nZVVzZXISFAoMcGxhdGZvcm1fa2V5GAMgASgJEjUKC2Vudmlyb25tZW50GAQgASgLMiAuYXV0aGZsb3cudjEuRXhjaGFuZ2VFbnZpcm9ubWVudBIzCgpvbmJvYXJkaW5nGAUgASgLMh8uYXV0aGZsb3cudjEuRXhjaGFuZ2VPbmJvYXJkaW5nEi0KB3Byb2ZpbGUYBiABKAsyHC5hdXRoZmxvdy52MS5FeGNoYW5nZVByb2ZpbGUSEwoLcGVybWlzc2lvbnMYByADKAkSEQoJcmV0dXJuX3RvGAggASgJIj8KGEludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIUCgxwbGF0Zm9ybV9rZXkYAiABKAkidgoQSW50cm9zcGVjdGVkVXNlchIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSDwoHc3ViamVjdBgDIAEoCRINCgVlbWFpbBgEIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgFIAEoCBIOCgZzdGF0dXMYBiABKAkizQEKGUludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEhIKCnNlc3Npb25faWQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoCRIUCgxwbGF0Zm9ybV9rZXkYBCABKAkSKwoEdXNlchgFIAEoCzIdLmF1dGhmbG93LnYxLkludHJvc3BlY3RlZFVzZXISNQoLZW52aXJvbm1lbnQYBiABKAsyIC5hdXRoZmxvdy52MS5FeGNoYW5nZUVudmlyb25tZW50ImMKDUxvZ291dFJlcXVlc3QSGgoNc2Vzc2lvbl90b2tlbhgBIAEoCUgAiAEBEhYKCXJldHVybl90bxgCIAEoCUgBiAEBQhAKDl9zZXNzaW9uX3Rva2VuQgwKCl9yZXR1cm5fdG8iOAoOTG9nb3V0UmVzcG9uc2USFwoKbG9nb3V0X3VybBgBIAEoCUgAiAEBQg0KC19sb2dvdXRfdXJsIiYKFUNvbXBsZXRlTG9nb3V0UmVxdWVzdBINCgVzdGF0ZRgBIAEoCSIuChZDb21wbGV0ZUxvZ291dFJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCSJJChhCYWNrY2hhbm5lbExvZ291dFJlcXVlc3QSFwoPZW52aXJvbm1lbnRfa2V5GAEgASgJEhQKDGxvZ291dF90b2tlbhgCIAEoCSI9ChlCYWNrY2hhbm5lbExvZ291dFJlc3BvbnNlEiAKGHJldm9rZWRfZ2F0ZXdheV9zZXNzaW9ucxgBIAEoBTLlDwoPQXV0aEZsb3dTZXJ2aWNlEk0KClN0YXJ0TG9naW4SHi5hdXRoZmxvdy52MS5TdGFydExvZ2luUmVxdWVzdBofLmF1dGhmbG93LnYxLlN0YXJ0TG9naW5SZXNwb25zZRJWCg1Db21wbGV0ZUxvZ2luEiEuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dpblJlcXVlc3QaIi5hdXRoZmxvdy52MS5Db21wbGV0ZUxvZ2luUmVzcG9uc2USUAoLUmVzdW1lTG9naW4SHy5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlcXVlc3QaIC5hdXRoZmxvdy52MS5SZXN1bWVMb2dpblJlc3BvbnNlElwKD0V4Y2hhbmdlSGFuZG9mZhIjLmF1dGhmbG93LnYxLkV4Y2hhbmdlSGFuZG9mZlJlcXVlc3QaJC5hdXRoZmxvdy52MS5FeGNoYW5nZUhhbmRvZmZSZXNwb25zZRJiChFJbnRyb3NwZWN0U2Vzc2lvbhIlLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVxdWVzdBomLmF1dGhmbG93LnYxLkludHJvc3BlY3RTZXNzaW9uUmVzcG9uc2USQQoGTG9nb3V0EhouYXV0aGZsb3cudjEuTG9nb3V0UmVxdWVzdBobLmF1dGhmbG93LnYxLkxvZ291dFJlc3BvbnNlElkKDkNvbXBsZXRlTG9nb3V0EiIuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXF1ZXN0GiMuYXV0aGZsb3cudjEuQ29tcGxldGVMb2dvdXRSZXNwb25zZRJiChFCYWNrY2hhbm5lbExvZ291dBIlLmF1dGhmbG93LnYxLkJhY2tjaGFubmVsTG9nb3V0UmVxdWVzdBomLmF1dGhmbG93LnYxLkJhY2tjaGFubmVsTG9nb3V0UmVzcG9uc2USZQoSUHJvdmlzaW9uVG9rZW5Vc2VyEiYuYXV0aGZsb3cudjEuUHJvdmlzaW9uVG9rZW5Vc2VyUmVxdWVzdBonLmF1dGhmbG93LnYxLlByb3Zpc2lvblRva2VuVXNlclJlc3BvbnNlEkoKCUxpc3RVc2VycxIdLmF1dGhmbG93LnYxLkxpc3RVc2Vyc1JlcXVlc3QaHi5hdXRoZmxvdy52MS5MaXN0VXNlcnNSZXNwb25zZRJlChJHcmFudFBsYXRmb3JtQWRtaW4SJi5hdXRoZmxvdy52MS5HcmFudFBsYXRmb3JtQWRtaW5SZXF1ZXN0GicuYXV0aGZsb3cudjEuR3JhbnRQbGF0Zm9ybUFkbWluUmVzcG9uc2USaAoTUmV2b2tlUGxhdGZvcm1BZG1pbhInLmF1dGhmbG93LnYxLlJldm9rZVBsYXRmb3JtQWRtaW5SZXF1ZXN0GiguYXV0aGZsb3cudjEuUmV2b2tlUGxhdGZvcm1BZG1pblJlc3BvbnNlEmUKElJldm9rZVVzZXJTZXNzaW9ucxImLmF1dGhmbG93LnYxLlJldm9rZVVzZXJTZXNzaW9uc1JlcXVlc3QaJy5hdXRoZmxvdy52MS5SZXZva2VVc2VyU2Vzc2lvbnNSZXNwb25zZRJfChBMaXN0VXNlclNlc3Npb25zEiQuYXV0aGZsb3cudjEuTGlzdFVzZXJTZXNzaW9uc1JlcXVlc3QaJS5hdXRoZmxvdy52MS5MaXN0VXNlclNlc3Npb25zUmVzcG9uc2USYgoRUmV2b2tlVXNlclNlc3Npb24SJS5hdXRoZmxvdy52MS5SZXZva2VVc2VyU2Vzc2lvblJlcXVlc3QaJi5hdXRoZmxvdy52MS5SZXZva2VVc2VyU2Vzc2lvblJlc3BvbnNlEmgKE0F1dGhlbnRpY2F0ZVNlc3Npb24SJy5hdXRoZmxvdy52MS5BdXRoZW50aWNhdGVTZXNzaW9uUmVxdWVzdBooLmF1dGhmbG93LnYxLkF1dGhlbnRpY2F0ZVNlc3Npb25SZXNwb25zZRJNCgpHZXRBY2NvdW50Eh4uYXV0aGZsb3cudjEuR2V0QWNjb3VudFJlcXVlc3QaHy5hdXRoZmxvdy52MS5HZXRBY2NvdW50UmVzcG9uc2USVgoNRGVsZXRlQWNjb3VudBIhLmF1dGhmbG93LnYxLkRlbGV0ZUFjY291bnRSZXF1ZXN0GiIuYXV0aGZsb3cudjEuRGVsZXRlQWNjb3VudFJlc3BvbnNlEmgKE0xpc3RBY2NvdW50U2Vzc2lvbnMSJy5hdXRoZmxvdy52MS5MaXN0QWNjb3VudFNlc3Npb25zUmVxdWVzdBooLmF1dGhmbG93LnYxLkxpc3RBY2NvdW50U2Vzc2lvbnNSZXNwb25zZRJrChRSZXZva2VBY2NvdW50U2Vzc2lvbhIoLmF1dGhmbG93LnYxLlJldm9rZUFjY291bnRTZXNzaW9uUmVxdWVzdBopLmF1dGhmbG93LnYxLlJldm9rZUFjY291bnRTZXNzaW9uUmVzcG9uc2USfQoaUmV2b2tlT3RoZXJBY2NvdW50U2Vzc2lvbnMSLi5hdXRoZmxvdy52MS5SZXZva2VPdGhlckFjY291bnRTZXNzaW9uc1JlcXVlc3QaLy5hdXRoZmxvdy52MS5SZXZva2VPdGhlckFjY291bnRTZXNzaW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_registry_v1_registry]);
+
+/**
+ * A live gateway session as its user and admins see it: never its token or the token's hash.
+ *
+ * @generated from message authflow.v1.UserSession
+ */
+export type UserSession = Message<"authflow.v1.UserSession"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The platform whose login created it; absent for a session signed in at the gateway itself.
+   *
+   * @generated from field: optional authflow.v1.UserSessionPlatform platform = 2;
+   */
+  platform?: UserSessionPlatform | undefined;
+
+  /**
+   * @generated from field: authflow.v1.ExchangeEnvironment environment = 3;
+   */
+  environment?: ExchangeEnvironment | undefined;
+
+  /**
+   * ISO 8601.
+   *
+   * @generated from field: string created_at = 4;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: string expires_at = 5;
+   */
+  expiresAt: string;
+};
+
+/**
+ * Describes the message authflow.v1.UserSession.
+ * Use `create(UserSessionSchema)` to create a new message.
+ */
+export const UserSessionSchema: GenMessage<UserSession> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 0);
+
+/**
+ * @generated from message authflow.v1.UserSessionPlatform
+ */
+export type UserSessionPlatform = Message<"authflow.v1.UserSessionPlatform"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * The platform's display name in the registry; its key when the registry knows no such
+   * platform.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message authflow.v1.UserSessionPlatform.
+ * Use `create(UserSessionPlatformSchema)` to create a new message.
+ */
+export const UserSessionPlatformSchema: GenMessage<UserSessionPlatform> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 1);
+
+/**
+ * @generated from message authflow.v1.ListAccountSessionsRequest
+ */
+export type ListAccountSessionsRequest = Message<"authflow.v1.ListAccountSessionsRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message authflow.v1.ListAccountSessionsRequest.
+ * Use `create(ListAccountSessionsRequestSchema)` to create a new message.
+ */
+export const ListAccountSessionsRequestSchema: GenMessage<ListAccountSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 2);
+
+/**
+ * @generated from message authflow.v1.ListAccountSessionsResponse
+ */
+export type ListAccountSessionsResponse = Message<"authflow.v1.ListAccountSessionsResponse"> & {
+  /**
+   * @generated from field: repeated authflow.v1.UserSession items = 1;
+   */
+  items: UserSession[];
+};
+
+/**
+ * Describes the message authflow.v1.ListAccountSessionsResponse.
+ * Use `create(ListAccountSessionsResponseSchema)` to create a new message.
+ */
+export const ListAccountSessionsResponseSchema: GenMessage<ListAccountSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 3);
+
+/**
+ * @generated from message authflow.v1.RevokeAccountSessionRequest
+ */
+export type RevokeAccountSessionRequest = Message<"authflow.v1.RevokeAccountSessionRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message authflow.v1.RevokeAccountSessionRequest.
+ * Use `create(RevokeAccountSessionRequestSchema)` to create a new message.
+ */
+export const RevokeAccountSessionRequestSchema: GenMessage<RevokeAccountSessionRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 4);
+
+/**
+ * @generated from message authflow.v1.RevokeAccountSessionResponse
+ */
+export type RevokeAccountSessionResponse = Message<"authflow.v1.RevokeAccountSessionResponse"> & {
+};
+
+/**
+ * Describes the message authflow.v1.RevokeAccountSessionResponse.
+ * Use `create(RevokeAccountSessionResponseSchema)` to create a new message.
+ */
+export const RevokeAccountSessionResponseSchema: GenMessage<RevokeAccountSessionResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 5);
+
+/**
+ * @generated from message authflow.v1.RevokeOtherAccountSessionsRequest
+ */
+export type RevokeOtherAccountSessionsRequest = Message<"authflow.v1.RevokeOtherAccountSessionsRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * The session that stays (the caller's own cookie session).
+   *
+   * @generated from field: optional string keep_session_id = 2;
+   */
+  keepSessionId?: string | undefined;
+};
+
+/**
+ * Describes the message authflow.v1.RevokeOtherAccountSessionsRequest.
+ * Use `create(RevokeOtherAccountSessionsRequestSchema)` to create a new message.
+ */
+export const RevokeOtherAccountSessionsRequestSchema: GenMessage<RevokeOtherAccountSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 6);
+
+/**
+ * @generated from message authflow.v1.RevokeOtherAccountSessionsResponse
+ */
+export type RevokeOtherAccountSessionsResponse = Message<"authflow.v1.RevokeOtherAccountSessionsResponse"> & {
+  /**
+   * @generated from field: int32 revoked_sessions = 1;
+   */
+  revokedSessions: number;
+};
+
+/**
+ * Describes the message authflow.v1.RevokeOtherAccountSessionsResponse.
+ * Use `create(RevokeOtherAccountSessionsResponseSchema)` to create a new message.
+ */
+export const RevokeOtherAccountSessionsResponseSchema: GenMessage<RevokeOtherAccountSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 7);
+
+/**
+ * @generated from message authflow.v1.ListUserSessionsRequest
+ */
+export type ListUserSessionsRequest = Message<"authflow.v1.ListUserSessionsRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message authflow.v1.ListUserSessionsRequest.
+ * Use `create(ListUserSessionsRequestSchema)` to create a new message.
+ */
+export const ListUserSessionsRequestSchema: GenMessage<ListUserSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 8);
+
+/**
+ * @generated from message authflow.v1.ListUserSessionsResponse
+ */
+export type ListUserSessionsResponse = Message<"authflow.v1.ListUserSessionsResponse"> & {
+  /**
+   * @generated from field: repeated authflow.v1.UserSession items = 1;
+   */
+  items: UserSession[];
+};
+
+/**
+ * Describes the message authflow.v1.ListUserSessionsResponse.
+ * Use `create(ListUserSessionsResponseSchema)` to create a new message.
+ */
+export const ListUserSessionsResponseSchema: GenMessage<ListUserSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 9);
+
+/**
+ * @generated from message authflow.v1.RevokeUserSessionRequest
+ */
+export type RevokeUserSessionRequest = Message<"authflow.v1.RevokeUserSessionRequest"> & {
+  /**
+   * @generated from field: registry.v1.RequestContext context = 1;
+   */
+  context?: RequestContext | undefined;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string session_id = 3;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message authflow.v1.RevokeUserSessionRequest.
+ * Use `create(RevokeUserSessionRequestSchema)` to create a new message.
+ */
+export const RevokeUserSessionRequestSchema: GenMessage<RevokeUserSessionRequest> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 10);
+
+/**
+ * @generated from message authflow.v1.RevokeUserSessionResponse
+ */
+export type RevokeUserSessionResponse = Message<"authflow.v1.RevokeUserSessionResponse"> & {
+};
+
+/**
+ * Describes the message authflow.v1.RevokeUserSessionResponse.
+ * Use `create(RevokeUserSessionResponseSchema)` to create a new message.
+ */
+export const RevokeUserSessionResponseSchema: GenMessage<RevokeUserSessionResponse> = /*@__PURE__*/
+  messageDesc(file_authflow_v1_authflow, 11);
 
 /**
  * @generated from message authflow.v1.AuthenticateSessionRequest
@@ -29,7 +281,7 @@ export type AuthenticateSessionRequest = Message<"authflow.v1.AuthenticateSessio
  * Use `create(AuthenticateSessionRequestSchema)` to create a new message.
  */
 export const AuthenticateSessionRequestSchema: GenMessage<AuthenticateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 0);
+  messageDesc(file_authflow_v1_authflow, 12);
 
 /**
  * @generated from message authflow.v1.AuthenticateSessionResponse
@@ -61,7 +313,7 @@ export type AuthenticateSessionResponse = Message<"authflow.v1.AuthenticateSessi
  * Use `create(AuthenticateSessionResponseSchema)` to create a new message.
  */
 export const AuthenticateSessionResponseSchema: GenMessage<AuthenticateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 1);
+  messageDesc(file_authflow_v1_authflow, 13);
 
 /**
  * @generated from message authflow.v1.GetAccountRequest
@@ -78,7 +330,7 @@ export type GetAccountRequest = Message<"authflow.v1.GetAccountRequest"> & {
  * Use `create(GetAccountRequestSchema)` to create a new message.
  */
 export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 2);
+  messageDesc(file_authflow_v1_authflow, 14);
 
 /**
  * Spec 2.5 account view.
@@ -132,7 +384,7 @@ export type Account = Message<"authflow.v1.Account"> & {
  * Use `create(AccountSchema)` to create a new message.
  */
 export const AccountSchema: GenMessage<Account> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 3);
+  messageDesc(file_authflow_v1_authflow, 15);
 
 /**
  * @generated from message authflow.v1.GetAccountResponse
@@ -156,7 +408,7 @@ export type GetAccountResponse = Message<"authflow.v1.GetAccountResponse"> & {
  * Use `create(GetAccountResponseSchema)` to create a new message.
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 4);
+  messageDesc(file_authflow_v1_authflow, 16);
 
 /**
  * Spec 2.5 local user as GET /v1/users/me shows it: what the gateway keeps about the user
@@ -212,7 +464,7 @@ export type LocalUser = Message<"authflow.v1.LocalUser"> & {
  * Use `create(LocalUserSchema)` to create a new message.
  */
 export const LocalUserSchema: GenMessage<LocalUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 5);
+  messageDesc(file_authflow_v1_authflow, 17);
 
 /**
  * @generated from message authflow.v1.DeleteAccountRequest
@@ -229,7 +481,7 @@ export type DeleteAccountRequest = Message<"authflow.v1.DeleteAccountRequest"> &
  * Use `create(DeleteAccountRequestSchema)` to create a new message.
  */
 export const DeleteAccountRequestSchema: GenMessage<DeleteAccountRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 6);
+  messageDesc(file_authflow_v1_authflow, 18);
 
 /**
  * @generated from message authflow.v1.DeleteAccountResponse
@@ -253,7 +505,7 @@ export type DeleteAccountResponse = Message<"authflow.v1.DeleteAccountResponse">
  * Use `create(DeleteAccountResponseSchema)` to create a new message.
  */
 export const DeleteAccountResponseSchema: GenMessage<DeleteAccountResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 7);
+  messageDesc(file_authflow_v1_authflow, 19);
 
 /**
  * Spec 2.5 AdminUser. Timestamps are ISO 8601 strings.
@@ -322,7 +574,7 @@ export type AdminUser = Message<"authflow.v1.AdminUser"> & {
  * Use `create(AdminUserSchema)` to create a new message.
  */
 export const AdminUserSchema: GenMessage<AdminUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 8);
+  messageDesc(file_authflow_v1_authflow, 20);
 
 /**
  * @generated from message authflow.v1.ListUsersRequest
@@ -354,7 +606,7 @@ export type ListUsersRequest = Message<"authflow.v1.ListUsersRequest"> & {
  * Use `create(ListUsersRequestSchema)` to create a new message.
  */
 export const ListUsersRequestSchema: GenMessage<ListUsersRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 9);
+  messageDesc(file_authflow_v1_authflow, 21);
 
 /**
  * @generated from message authflow.v1.ListUsersResponse
@@ -386,7 +638,7 @@ export type ListUsersResponse = Message<"authflow.v1.ListUsersResponse"> & {
  * Use `create(ListUsersResponseSchema)` to create a new message.
  */
 export const ListUsersResponseSchema: GenMessage<ListUsersResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 10);
+  messageDesc(file_authflow_v1_authflow, 22);
 
 /**
  * @generated from message authflow.v1.GrantPlatformAdminRequest
@@ -408,7 +660,7 @@ export type GrantPlatformAdminRequest = Message<"authflow.v1.GrantPlatformAdminR
  * Use `create(GrantPlatformAdminRequestSchema)` to create a new message.
  */
 export const GrantPlatformAdminRequestSchema: GenMessage<GrantPlatformAdminRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 11);
+  messageDesc(file_authflow_v1_authflow, 23);
 
 /**
  * @generated from message authflow.v1.GrantPlatformAdminResponse
@@ -425,7 +677,7 @@ export type GrantPlatformAdminResponse = Message<"authflow.v1.GrantPlatformAdmin
  * Use `create(GrantPlatformAdminResponseSchema)` to create a new message.
  */
 export const GrantPlatformAdminResponseSchema: GenMessage<GrantPlatformAdminResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 12);
+  messageDesc(file_authflow_v1_authflow, 24);
 
 /**
  * @generated from message authflow.v1.RevokePlatformAdminRequest
@@ -447,7 +699,7 @@ export type RevokePlatformAdminRequest = Message<"authflow.v1.RevokePlatformAdmi
  * Use `create(RevokePlatformAdminRequestSchema)` to create a new message.
  */
 export const RevokePlatformAdminRequestSchema: GenMessage<RevokePlatformAdminRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 13);
+  messageDesc(file_authflow_v1_authflow, 25);
 
 /**
  * @generated from message authflow.v1.RevokePlatformAdminResponse
@@ -464,7 +716,7 @@ export type RevokePlatformAdminResponse = Message<"authflow.v1.RevokePlatformAdm
  * Use `create(RevokePlatformAdminResponseSchema)` to create a new message.
  */
 export const RevokePlatformAdminResponseSchema: GenMessage<RevokePlatformAdminResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 14);
+  messageDesc(file_authflow_v1_authflow, 26);
 
 /**
  * @generated from message authflow.v1.RevokeUserSessionsRequest
@@ -486,7 +738,7 @@ export type RevokeUserSessionsRequest = Message<"authflow.v1.RevokeUserSessionsR
  * Use `create(RevokeUserSessionsRequestSchema)` to create a new message.
  */
 export const RevokeUserSessionsRequestSchema: GenMessage<RevokeUserSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 15);
+  messageDesc(file_authflow_v1_authflow, 27);
 
 /**
  * @generated from message authflow.v1.RevokeUserSessionsResponse
@@ -508,7 +760,7 @@ export type RevokeUserSessionsResponse = Message<"authflow.v1.RevokeUserSessions
  * Use `create(RevokeUserSessionsResponseSchema)` to create a new message.
  */
 export const RevokeUserSessionsResponseSchema: GenMessage<RevokeUserSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 16);
+  messageDesc(file_authflow_v1_authflow, 28);
 
 /**
  * @generated from message authflow.v1.ProvisionTokenUserRequest
@@ -550,7 +802,7 @@ export type ProvisionTokenUserRequest = Message<"authflow.v1.ProvisionTokenUserR
  * Use `create(ProvisionTokenUserRequestSchema)` to create a new message.
  */
 export const ProvisionTokenUserRequestSchema: GenMessage<ProvisionTokenUserRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 17);
+  messageDesc(file_authflow_v1_authflow, 29);
 
 /**
  * @generated from message authflow.v1.ProvisionTokenUserResponse
@@ -572,7 +824,7 @@ export type ProvisionTokenUserResponse = Message<"authflow.v1.ProvisionTokenUser
  * Use `create(ProvisionTokenUserResponseSchema)` to create a new message.
  */
 export const ProvisionTokenUserResponseSchema: GenMessage<ProvisionTokenUserResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 18);
+  messageDesc(file_authflow_v1_authflow, 30);
 
 /**
  * @generated from message authflow.v1.StartLoginRequest
@@ -606,7 +858,7 @@ export type StartLoginRequest = Message<"authflow.v1.StartLoginRequest"> & {
  * Use `create(StartLoginRequestSchema)` to create a new message.
  */
 export const StartLoginRequestSchema: GenMessage<StartLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 19);
+  messageDesc(file_authflow_v1_authflow, 31);
 
 /**
  * @generated from message authflow.v1.StartLoginResponse
@@ -628,7 +880,7 @@ export type StartLoginResponse = Message<"authflow.v1.StartLoginResponse"> & {
  * Use `create(StartLoginResponseSchema)` to create a new message.
  */
 export const StartLoginResponseSchema: GenMessage<StartLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 20);
+  messageDesc(file_authflow_v1_authflow, 32);
 
 /**
  * @generated from message authflow.v1.CompleteLoginRequest
@@ -666,7 +918,7 @@ export type CompleteLoginRequest = Message<"authflow.v1.CompleteLoginRequest"> &
  * Use `create(CompleteLoginRequestSchema)` to create a new message.
  */
 export const CompleteLoginRequestSchema: GenMessage<CompleteLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 21);
+  messageDesc(file_authflow_v1_authflow, 33);
 
 /**
  * @generated from message authflow.v1.CompleteLoginResponse
@@ -697,7 +949,7 @@ export type CompleteLoginResponse = Message<"authflow.v1.CompleteLoginResponse">
  * Use `create(CompleteLoginResponseSchema)` to create a new message.
  */
 export const CompleteLoginResponseSchema: GenMessage<CompleteLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 22);
+  messageDesc(file_authflow_v1_authflow, 34);
 
 /**
  * @generated from message authflow.v1.ResumeLoginRequest
@@ -719,7 +971,7 @@ export type ResumeLoginRequest = Message<"authflow.v1.ResumeLoginRequest"> & {
  * Use `create(ResumeLoginRequestSchema)` to create a new message.
  */
 export const ResumeLoginRequestSchema: GenMessage<ResumeLoginRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 23);
+  messageDesc(file_authflow_v1_authflow, 35);
 
 /**
  * @generated from message authflow.v1.ResumeLoginResponse
@@ -736,7 +988,7 @@ export type ResumeLoginResponse = Message<"authflow.v1.ResumeLoginResponse"> & {
  * Use `create(ResumeLoginResponseSchema)` to create a new message.
  */
 export const ResumeLoginResponseSchema: GenMessage<ResumeLoginResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 24);
+  messageDesc(file_authflow_v1_authflow, 36);
 
 /**
  * @generated from message authflow.v1.ExchangeHandoffRequest
@@ -765,7 +1017,7 @@ export type ExchangeHandoffRequest = Message<"authflow.v1.ExchangeHandoffRequest
  * Use `create(ExchangeHandoffRequestSchema)` to create a new message.
  */
 export const ExchangeHandoffRequestSchema: GenMessage<ExchangeHandoffRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 25);
+  messageDesc(file_authflow_v1_authflow, 37);
 
 /**
  * @generated from message authflow.v1.ExchangeSession
@@ -792,7 +1044,7 @@ export type ExchangeSession = Message<"authflow.v1.ExchangeSession"> & {
  * Use `create(ExchangeSessionSchema)` to create a new message.
  */
 export const ExchangeSessionSchema: GenMessage<ExchangeSession> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 26);
+  messageDesc(file_authflow_v1_authflow, 38);
 
 /**
  * @generated from message authflow.v1.ExchangeUser
@@ -824,7 +1076,7 @@ export type ExchangeUser = Message<"authflow.v1.ExchangeUser"> & {
  * Use `create(ExchangeUserSchema)` to create a new message.
  */
 export const ExchangeUserSchema: GenMessage<ExchangeUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 27);
+  messageDesc(file_authflow_v1_authflow, 39);
 
 /**
  * @generated from message authflow.v1.ExchangeEnvironment
@@ -846,7 +1098,7 @@ export type ExchangeEnvironment = Message<"authflow.v1.ExchangeEnvironment"> & {
  * Use `create(ExchangeEnvironmentSchema)` to create a new message.
  */
 export const ExchangeEnvironmentSchema: GenMessage<ExchangeEnvironment> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 28);
+  messageDesc(file_authflow_v1_authflow, 40);
 
 /**
  * @generated from message authflow.v1.ExchangeOnboarding
@@ -878,7 +1130,7 @@ export type ExchangeOnboarding = Message<"authflow.v1.ExchangeOnboarding"> & {
  * Use `create(ExchangeOnboardingSchema)` to create a new message.
  */
 export const ExchangeOnboardingSchema: GenMessage<ExchangeOnboarding> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 29);
+  messageDesc(file_authflow_v1_authflow, 41);
 
 /**
  * @generated from message authflow.v1.ExchangeProfile
@@ -900,7 +1152,7 @@ export type ExchangeProfile = Message<"authflow.v1.ExchangeProfile"> & {
  * Use `create(ExchangeProfileSchema)` to create a new message.
  */
 export const ExchangeProfileSchema: GenMessage<ExchangeProfile> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 30);
+  messageDesc(file_authflow_v1_authflow, 42);
 
 /**
  * @generated from message authflow.v1.ExchangeHandoffResponse
@@ -952,7 +1204,7 @@ export type ExchangeHandoffResponse = Message<"authflow.v1.ExchangeHandoffRespon
  * Use `create(ExchangeHandoffResponseSchema)` to create a new message.
  */
 export const ExchangeHandoffResponseSchema: GenMessage<ExchangeHandoffResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 31);
+  messageDesc(file_authflow_v1_authflow, 43);
 
 /**
  * @generated from message authflow.v1.IntrospectSessionRequest
@@ -974,7 +1226,7 @@ export type IntrospectSessionRequest = Message<"authflow.v1.IntrospectSessionReq
  * Use `create(IntrospectSessionRequestSchema)` to create a new message.
  */
 export const IntrospectSessionRequestSchema: GenMessage<IntrospectSessionRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 32);
+  messageDesc(file_authflow_v1_authflow, 44);
 
 /**
  * @generated from message authflow.v1.IntrospectedUser
@@ -1016,7 +1268,7 @@ export type IntrospectedUser = Message<"authflow.v1.IntrospectedUser"> & {
  * Use `create(IntrospectedUserSchema)` to create a new message.
  */
 export const IntrospectedUserSchema: GenMessage<IntrospectedUser> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 33);
+  messageDesc(file_authflow_v1_authflow, 45);
 
 /**
  * @generated from message authflow.v1.IntrospectSessionResponse
@@ -1058,7 +1310,7 @@ export type IntrospectSessionResponse = Message<"authflow.v1.IntrospectSessionRe
  * Use `create(IntrospectSessionResponseSchema)` to create a new message.
  */
 export const IntrospectSessionResponseSchema: GenMessage<IntrospectSessionResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 34);
+  messageDesc(file_authflow_v1_authflow, 46);
 
 /**
  * @generated from message authflow.v1.LogoutRequest
@@ -1082,7 +1334,7 @@ export type LogoutRequest = Message<"authflow.v1.LogoutRequest"> & {
  * Use `create(LogoutRequestSchema)` to create a new message.
  */
 export const LogoutRequestSchema: GenMessage<LogoutRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 35);
+  messageDesc(file_authflow_v1_authflow, 47);
 
 /**
  * @generated from message authflow.v1.LogoutResponse
@@ -1099,7 +1351,7 @@ export type LogoutResponse = Message<"authflow.v1.LogoutResponse"> & {
  * Use `create(LogoutResponseSchema)` to create a new message.
  */
 export const LogoutResponseSchema: GenMessage<LogoutResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 36);
+  messageDesc(file_authflow_v1_authflow, 48);
 
 /**
  * @generated from message authflow.v1.CompleteLogoutRequest
@@ -1116,7 +1368,7 @@ export type CompleteLogoutRequest = Message<"authflow.v1.CompleteLogoutRequest">
  * Use `create(CompleteLogoutRequestSchema)` to create a new message.
  */
 export const CompleteLogoutRequestSchema: GenMessage<CompleteLogoutRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 37);
+  messageDesc(file_authflow_v1_authflow, 49);
 
 /**
  * @generated from message authflow.v1.CompleteLogoutResponse
@@ -1133,7 +1385,7 @@ export type CompleteLogoutResponse = Message<"authflow.v1.CompleteLogoutResponse
  * Use `create(CompleteLogoutResponseSchema)` to create a new message.
  */
 export const CompleteLogoutResponseSchema: GenMessage<CompleteLogoutResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 38);
+  messageDesc(file_authflow_v1_authflow, 50);
 
 /**
  * @generated from message authflow.v1.BackchannelLogoutRequest
@@ -1157,7 +1409,7 @@ export type BackchannelLogoutRequest = Message<"authflow.v1.BackchannelLogoutReq
  * Use `create(BackchannelLogoutRequestSchema)` to create a new message.
  */
 export const BackchannelLogoutRequestSchema: GenMessage<BackchannelLogoutRequest> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 39);
+  messageDesc(file_authflow_v1_authflow, 51);
 
 /**
  * @generated from message authflow.v1.BackchannelLogoutResponse
@@ -1176,7 +1428,7 @@ export type BackchannelLogoutResponse = Message<"authflow.v1.BackchannelLogoutRe
  * Use `create(BackchannelLogoutResponseSchema)` to create a new message.
  */
 export const BackchannelLogoutResponseSchema: GenMessage<BackchannelLogoutResponse> = /*@__PURE__*/
-  messageDesc(file_authflow_v1_authflow, 40);
+  messageDesc(file_authflow_v1_authflow, 52);
 
 /**
  * AuthFlowService owns the login transaction, handoff codes, gateway sessions, local users
@@ -1332,6 +1584,29 @@ export const AuthFlowService: GenService<{
     output: typeof RevokeUserSessionsResponseSchema;
   },
   /**
+   * A user's live gateway sessions, newest first (GET /v1/admin/users/{userId}/sessions).
+   * NOT_FOUND for an unknown user.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.ListUserSessions
+   */
+  listUserSessions: {
+    methodKind: "unary";
+    input: typeof ListUserSessionsRequestSchema;
+    output: typeof ListUserSessionsResponseSchema;
+  },
+  /**
+   * Ends one live gateway session of a user, with one `user_session.revoked` audit record
+   * naming the admin. NOT_FOUND for an unknown user, and for an id that names no live session
+   * of that user.
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.RevokeUserSession
+   */
+  revokeUserSession: {
+    methodKind: "unary";
+    input: typeof RevokeUserSessionRequestSchema;
+    output: typeof RevokeUserSessionResponseSchema;
+  },
+  /**
    * Spec 5 gatewayCookieAuth on user routes: the live session of a token. UNAUTHORIZED for an
    * unknown, expired or revoked session, and for a user that is not ACTIVE.
    *
@@ -1364,6 +1639,37 @@ export const AuthFlowService: GenService<{
     methodKind: "unary";
     input: typeof DeleteAccountRequestSchema;
     output: typeof DeleteAccountResponseSchema;
+  },
+  /**
+   * The signed-in user's own live gateway sessions, newest first (GET /v1/account/sessions).
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.ListAccountSessions
+   */
+  listAccountSessions: {
+    methodKind: "unary";
+    input: typeof ListAccountSessionsRequestSchema;
+    output: typeof ListAccountSessionsResponseSchema;
+  },
+  /**
+   * Ends one live gateway session of the user; NOT_FOUND when the id names no live session
+   * of that user (another user's session is never ended).
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.RevokeAccountSession
+   */
+  revokeAccountSession: {
+    methodKind: "unary";
+    input: typeof RevokeAccountSessionRequestSchema;
+    output: typeof RevokeAccountSessionResponseSchema;
+  },
+  /**
+   * Ends every live gateway session of the user but `keep_session_id` (all without it).
+   *
+   * @generated from rpc authflow.v1.AuthFlowService.RevokeOtherAccountSessions
+   */
+  revokeOtherAccountSessions: {
+    methodKind: "unary";
+    input: typeof RevokeOtherAccountSessionsRequestSchema;
+    output: typeof RevokeOtherAccountSessionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_authflow_v1_authflow, 0);
