@@ -114,9 +114,13 @@ export type TestOpenIdProvider = {
   signingKeys(): JWK[];
   /**
    * Signs any claims with the provider's own key, with its alg and kid in the header (plus
-   * `header`): a token the provider could have issued, whatever it says.
+   * `header`): a token the provider could have issued, whatever it says. With `key`, signed
+   * with that key instead under the provider's kid: a forgery.
    */
-  sign(claims: Record<string, unknown>, header?: Record<string, unknown>): Promise<string>;
+  sign(
+    claims: Record<string, unknown>,
+    options?: { header?: Record<string, unknown>; key?: TestSigningKey },
+  ): Promise<string>;
   /** With `captureLogoutTokens`: the logout tokens the provider has sent, oldest first. */
   logoutTokens(): string[];
   close(): Promise<void>;
@@ -201,10 +205,12 @@ export async function startTestOpenIdProvider(
     },
     userTokens: (request) => userTokens(site, request),
     signingKeys: () => [{ ...key.publicJwk }],
-    sign: (claims, header = {}) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: key.alg, kid: key.kid, ...header })
-        .sign(key.privateKey),
+    sign: (claims, signOptions = {}) => {
+      const signer = signOptions.key ?? key;
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: signer.alg, kid: key.kid, ...signOptions.header })
+        .sign(signer.privateKey);
+    },
     logoutTokens: () => [...(capture?.tokens ?? [])],
     close: async () => {
       server.closeAllConnections();

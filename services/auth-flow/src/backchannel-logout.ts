@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GatewayError, isGatewayError } from '@gateway/errors';
+import { fromConnectError, GatewayError } from '@gateway/errors';
 import {
   keyFetchFailuresAsUnavailable,
   verifyLogoutToken,
@@ -97,7 +97,8 @@ async function activeEnvironment(
   try {
     client = await environments.get(environmentKey);
   } catch (error) {
-    if (isGatewayError(error) && error.code === 'IDENTITY_ENVIRONMENT_NOT_CONFIGURED') {
+    // The registry's answer across Connect: an environment that does not exist.
+    if (fromConnectError(error).code === 'IDENTITY_ENVIRONMENT_NOT_CONFIGURED') {
       throw unknownEnvironment();
     }
     throw error;
