@@ -311,9 +311,7 @@ function providerConfiguration(setup: ProviderSetup): Configuration {
   return {
     // Not the development adapter's 1,000-entry LRU: it evicts in-flight codes under load.
     adapter: new SearchableMemoryStore().adapterFor,
-    clients: setup.clients.map((client) =>
-      clientMetadata(client, alg, setup.backchannelLogoutUri),
-    ),
+    clients: setup.clients.map((client) => clientMetadata(client, alg, setup.backchannelLogoutUri)),
     jwks: { keys: [setup.key.privateJwk] } as JWKS,
     findAccount: accountFinder(accountsById),
     claims: {

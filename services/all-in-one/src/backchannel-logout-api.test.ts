@@ -127,14 +127,11 @@ describe.each(stores)('back-channel logout on the $name store', ({ redis: withRe
     token: string,
     environmentKey = 'PROD',
   ): Promise<{ status: number; headers: Headers; text: string }> {
-    const response = await fetch(
-      `${t.gateway.url}/v1/auth/backchannel-logout/${environmentKey}`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ logout_token: token }),
-      },
-    );
+    const response = await fetch(`${t.gateway.url}/v1/auth/backchannel-logout/${environmentKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ logout_token: token }),
+    });
     return { status: response.status, headers: response.headers, text: await response.text() };
   }
 
@@ -202,7 +199,10 @@ describe.each(stores)('back-channel logout on the $name store', ({ redis: withRe
       await signed(logoutClaims(named, { events: { 'http://example.test/other': {} } })),
       /events/,
     );
-    await expectRefused(await signed(logoutClaims(named, { events: { [EVENT]: 'yes' } })), /events/);
+    await expectRefused(
+      await signed(logoutClaims(named, { events: { [EVENT]: 'yes' } })),
+      /events/,
+    );
     await expectRefused(await signed(logoutClaims({})), /neither a session \(sid\) nor a subject/);
     const longAgo = Math.floor(Date.now() / 1000) - 600;
     await expectRefused(
@@ -212,7 +212,8 @@ describe.each(stores)('back-channel logout on the $name store', ({ redis: withRe
     await expectRefused(await signed(logoutClaims(named, { exp: longAgo })), /expired/);
     await expectRefused(await signed(logoutClaims(named, { jti: undefined })), /jti/);
     await expectRefused(genuine, /No active identity environment/, 'NOPE');
-    for (const { token } of [first, second, otherBrowser, bob]) expect(await active(token)).toBe(true);
+    for (const { token } of [first, second, otherBrowser, bob])
+      expect(await active(token)).toBe(true);
 
     // The token the provider sent: the sessions of that identity session end, no others.
     const accepted = await postLogoutToken(genuine);
@@ -293,7 +294,9 @@ describe.each(stores)('back-channel logout on the $name store', ({ redis: withRe
     const genuine = await endIdentitySession(ann.browser);
     const { sid } = claimsOf(genuine);
     // Another user's sub with ann's sid: no session is both.
-    const mismatched = await postLogoutToken(await signed(logoutClaims({ sid: sid as string, sub: 'bob' })));
+    const mismatched = await postLogoutToken(
+      await signed(logoutClaims({ sid: sid as string, sub: 'bob' })),
+    );
     expect(mismatched.status).toBe(200);
     expect(await active(ann.token)).toBe(true);
     // A sub the gateway has never seen: nothing matched, and still a 200.

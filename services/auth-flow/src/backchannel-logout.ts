@@ -53,7 +53,9 @@ export function createBackchannelLogout(deps: AuthFlowDeps, environments: Enviro
     });
     const rememberUntil =
       (token.issuedAt + LOGOUT_TOKEN_MAX_AGE_SECONDS + ID_TOKEN_CLOCK_TOLERANCE_SECONDS) * 1000;
-    if (!(await deps.store.acceptOnce(replayKeyOf(client.issuer, token), rememberUntil, at.getTime()))) {
+    if (
+      !(await deps.store.acceptOnce(replayKeyOf(client.issuer, token), rememberUntil, at.getTime()))
+    ) {
       throw new GatewayError('LOGOUT_TOKEN_INVALID', 'The logout token was used before (jti).');
     }
     const user =

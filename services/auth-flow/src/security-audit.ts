@@ -186,7 +186,9 @@ function logoutRecord(session: AuditedSession): AuditRequest {
 
 function backchannelLogoutRecord(event: BackchannelLogoutEvent): AuditRequest {
   return {
-    context: { actor: { kind: 'system', subject: 'auth-flow', environmentKey: event.environmentKey } },
+    context: {
+      actor: { kind: 'system', subject: 'auth-flow', environmentKey: event.environmentKey },
+    },
     kind: 'auth.backchannel_logout',
     targetType: 'identity_environment',
     targetId: '',

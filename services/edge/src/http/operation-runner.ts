@@ -155,7 +155,9 @@ async function runOperation(
         ? parseInput(operation.query, parseQuery(exchange), 'query')
         : undefined,
       params: operation.params ? parseInput(operation.params, params, 'path') : undefined,
-      body: operation.body ? parseInput(operation.body, bodyValueOf(operation, received), 'body') : undefined,
+      body: operation.body
+        ? parseInput(operation.body, bodyValueOf(operation, received), 'body')
+        : undefined,
       raw: operation.rawBody ? rawOf(received, operation.rawBody) : undefined,
       caller,
       requestId: exchange.requestId,

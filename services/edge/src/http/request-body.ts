@@ -208,7 +208,10 @@ export function formOf(received: ReceivedBody): FormFields | undefined {
     else values.push(value);
   }
   return Object.fromEntries(
-    [...fields].map(([name, values]) => [name, values.length === 1 ? (values[0] as string) : values]),
+    [...fields].map(([name, values]) => [
+      name,
+      values.length === 1 ? (values[0] as string) : values,
+    ]),
   );
 }
 

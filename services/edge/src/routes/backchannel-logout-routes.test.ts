@@ -71,7 +71,10 @@ describe('POST /v1/auth/backchannel-logout/{environmentKey}', () => {
     edge.authFlow.failNextWith(
       new GatewayError('IDENTITY_ENVIRONMENT_NOT_FOUND', 'No active identity environment.'),
     );
-    expectOAuthError(await post('/v1/auth/backchannel-logout/NOPE', form({ logout_token: 'x' })), 400);
+    expectOAuthError(
+      await post('/v1/auth/backchannel-logout/NOPE', form({ logout_token: 'x' })),
+      400,
+    );
   });
 
   it('answers an unreachable identity provider 503 with Retry-After, as temporarily_unavailable', async () => {
@@ -86,7 +89,11 @@ describe('POST /v1/auth/backchannel-logout/{environmentKey}', () => {
     ['an empty form', '', 'application/x-www-form-urlencoded'],
     ['no logout_token', form({ token: 'a.b.c' }), 'application/x-www-form-urlencoded'],
     ['an empty logout_token', form({ logout_token: '' }), 'application/x-www-form-urlencoded'],
-    ['two logout_tokens', 'logout_token=a.b.c&logout_token=d.e.f', 'application/x-www-form-urlencoded'],
+    [
+      'two logout_tokens',
+      'logout_token=a.b.c&logout_token=d.e.f',
+      'application/x-www-form-urlencoded',
+    ],
     ['a logout_token over 8192 characters', form({ logout_token: 'x'.repeat(8193) }), undefined],
   ])('refuses %s with 400 invalid_request before any service call', async (_name, body, type) => {
     expectOAuthError(await post(PROD, body, type), 400);
@@ -94,7 +101,10 @@ describe('POST /v1/auth/backchannel-logout/{environmentKey}', () => {
   });
 
   it('refuses a body that is not a form (415) or too large (413), as invalid_request', async () => {
-    expectOAuthError(await post(PROD, JSON.stringify({ logout_token: 'a.b.c' }), 'application/json'), 415);
+    expectOAuthError(
+      await post(PROD, JSON.stringify({ logout_token: 'a.b.c' }), 'application/json'),
+      415,
+    );
     expectOAuthError(await post(PROD, 'logout_token=a.b.c', 'text/plain'), 415);
     expectOAuthError(await post(PROD, `logout_token=${'x'.repeat(70 * 1024)}`), 413);
     expect(edge.authFlow.requestsOf('backchannelLogout')).toEqual([]);
@@ -102,7 +112,10 @@ describe('POST /v1/auth/backchannel-logout/{environmentKey}', () => {
 
   it('refuses a malformed or undecodable environment key in the path with 400 invalid_request', async () => {
     for (const key of ['prod', 'P', '%ff', 'PROD%00', 'PROD%2F..']) {
-      expectOAuthError(await post(`/v1/auth/backchannel-logout/${key}`, form({ logout_token: 'x' })), 400);
+      expectOAuthError(
+        await post(`/v1/auth/backchannel-logout/${key}`, form({ logout_token: 'x' })),
+        400,
+      );
     }
     expect(edge.authFlow.requestsOf('backchannelLogout')).toEqual([]);
   });
