@@ -136,7 +136,7 @@ describe('Redis AuthFlowStore', () => {
     expect(await raw.keys(`${handle.keyPrefix}ids:*`)).toEqual(indexes);
   });
 
-  it('reads a session stored before the sid was recorded (ten fields) with identitySessionId null', async () => {
+  it('stores the sid as an eleventh field only when there is one, and reads ten fields as none', async () => {
     const now = Date.now();
     const session = newSession(now, { identitySessionId: 'sid-x', idTokenEncrypted: null });
     await handle.store.createSession(session);
@@ -151,6 +151,10 @@ describe('Redis AuthFlowStore', () => {
       ...session,
       identitySessionId: null,
     });
+    const withoutSid = newSession(now, { idTokenEncrypted: null });
+    await handle.store.createSession(withoutSid);
+    const plain = (await raw.get(full(`s:${slotted(withoutSid.tokenHash)}`))) ?? '';
+    expect(JSON.parse(plain.split('\n')[3] ?? '')).toHaveLength(10);
   });
 
   it('keeps an acceptOnce key as once:<hash of the key> until its end, when Redis forgets it', async () => {

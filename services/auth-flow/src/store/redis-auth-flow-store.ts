@@ -686,7 +686,8 @@ function decodeRedeemed(codeHash: string, reply: unknown): RedeemAnswer {
 // key, not repeated in the value; the rest is a positional JSON array
 // [id, environmentKey, platformKey, idToken, createdAt, issuer, subject, email, emailVerified,
 // environmentTier, identitySessionId] (issuer to environmentTier are the introspection
-// snapshot; identitySessionId is absent from sessions stored before it was recorded). idToken is null (none) or 0
+// snapshot; identitySessionId is there only when the session has one, so a session without
+// one keeps the ten fields every version reads). idToken is null (none) or 0
 // (the sealed ID token follows the JSON line as bytes: ciphertextToBytes, a quarter smaller
 // than its text). The first three lines are what
 // the Lua scripts read (expiry, the user's index, permissions to strip); JSON never contains a
@@ -709,8 +710,8 @@ function encodeSession(record: SessionRecord): Buffer | string {
     snapshot.email,
     snapshot.emailVerified,
     snapshot.environmentTier,
-    record.identitySessionId,
   ];
+  if (record.identitySessionId !== null) rest.push(record.identitySessionId);
   const text = [
     String(record.expiresAt),
     record.userId,
