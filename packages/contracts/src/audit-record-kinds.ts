@@ -26,6 +26,7 @@ export const AUDIT_RECORD_KINDS = [
   'auth.sign_in_succeeded',
   'auth.sign_in_refused',
   'auth.logout',
+  'auth.backchannel_logout',
   'session.revoked',
   'user_session.revoked',
   'admin.cookie_used',

@@ -36,6 +36,11 @@ export const errorStatusByCode = {
   IDENTITY_ENVIRONMENT_SECRET_KEY_MISSING: 503,
   IDENTITY_SERVICE_NOT_CONFIGURED: 503,
   // ---- gateway additions ----
+  /**
+   * A back-channel logout token that fails a check of OpenID Connect Back-Channel Logout 1.0
+   * section 2.6 (signature, issuer, audience, age, events, sid/sub, nonce, a jti seen before).
+   */
+  LOGOUT_TOKEN_INVALID: 400,
   /** The HTTP method is not served on this path. */
   METHOD_NOT_ALLOWED: 405,
   /**

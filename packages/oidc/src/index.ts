@@ -4,8 +4,9 @@ export { clientCredentialsToken } from './client-credentials.js';
 export { createDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
 export { createJwksCache, type JwksCache } from './jwks-cache.js';
 export { allowsHttp, formPostChannel } from './identity-fetch.js';
-export { oidcFailure, type OidcStep } from './oidc-error-codes.js';
+export { keyFetchFailuresAsUnavailable, oidcFailure, type OidcStep } from './oidc-error-codes.js';
 export {
+  CLOCK_TOLERANCE_SECONDS as idTokenClockToleranceSeconds,
   createRelyingParty,
   idTokenAlgorithms,
   type AuthorizationRequest,
@@ -13,6 +14,12 @@ export {
   type RelyingParty,
   type RelyingPartyClient,
 } from './relying-party.js';
+export {
+  BACKCHANNEL_LOGOUT_EVENT,
+  verifyLogoutToken,
+  type LogoutTokenRules,
+  type VerifiedLogoutToken,
+} from './logout-token.js';
 export {
   accessTokenAlgorithms,
   createAccessTokenVerifier,

@@ -11,8 +11,11 @@ import { keyFetchFailuresAsUnavailable, oidcFailure } from './oidc-error-codes.j
 /** Spec 4.2 step 3: the only ID token algorithms accepted. */
 export const idTokenAlgorithms = ['EdDSA', 'RS256', 'ES256'];
 
-/** Seconds of leeway for the ID token's `exp`, `nbf` and an `iat` in the future. */
-const CLOCK_TOLERANCE_SECONDS = 5;
+/**
+ * Seconds of leeway for the ID token's `exp`, `nbf` and an `iat` in the future (and a logout
+ * token's).
+ */
+export const CLOCK_TOLERANCE_SECONDS = 5;
 
 /** The gateway's client in one identity environment. */
 export type RelyingPartyClient = { issuer: string; clientId: string; clientSecret: string };

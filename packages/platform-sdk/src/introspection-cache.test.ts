@@ -44,6 +44,10 @@ describe('cacheExpiry (spec 4.5: 30 to 60 s, never beyond expiresAt)', () => {
     expect(cacheExpiry(T0, 45, new Date(T0 + 10_000).toISOString())).toBe(T0 + 10_000);
   });
 
+  it('caches nothing with a ttl of 0 (introspectCacheSeconds: 0)', () => {
+    expect(cacheExpiry(T0, 0, new Date(T0 + 3_600_000).toISOString())).toBeUndefined();
+  });
+
   it('does not cache a session that has ended or an unreadable expiresAt', () => {
     expect(cacheExpiry(T0, 45, new Date(T0).toISOString())).toBeUndefined();
     expect(cacheExpiry(T0, 45, new Date(T0 - 1).toISOString())).toBeUndefined();

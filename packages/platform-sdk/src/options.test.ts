@@ -32,6 +32,12 @@ describe('createGatewayPlatform options', () => {
     });
   });
 
+  it('takes introspectCacheSeconds 0: no cache', () => {
+    expect(resolvePlatformSettings({ ...valid, introspectCacheSeconds: 0 })).toMatchObject({
+      introspectCacheSeconds: 0,
+    });
+  });
+
   it('introspects with the backend key when given, and makes cookies Secure for https', () => {
     const backendKey = { clientId: 'backend-id', clientSecret: 'backend-secret' };
     const settings = resolvePlatformSettings({
@@ -53,6 +59,7 @@ describe('createGatewayPlatform options', () => {
     [{ bffKey: { clientId: 'a', clientSecret: '' } }, 'bffKey.clientSecret'],
     [{ backendKey: { clientId: '', clientSecret: 's' } }, 'backendKey.clientId'],
     [{ introspectCacheSeconds: 29 }, 'introspectCacheSeconds'],
+    [{ introspectCacheSeconds: -1 }, 'introspectCacheSeconds'],
     [{ introspectCacheSeconds: 61 }, 'introspectCacheSeconds'],
     [{ introspectCacheSeconds: 45.5 }, 'introspectCacheSeconds'],
     [{ timeoutMs: 0 }, 'timeoutMs'],

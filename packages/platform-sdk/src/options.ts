@@ -27,7 +27,11 @@ export type GatewayPlatformOptions = {
   /** The environment key the exchange must answer, e.g. `PROD` (spec 4.4). */
   expectedEnvironment: string;
   pendingCookie?: PendingCookieOptions;
-  /** How long an `active: true` introspection is reused: 30 to 60 seconds, default 45. */
+  /**
+   * How long an `active: true` introspection is reused: 30 to 60 seconds, default 45; or 0,
+   * no cache: every check asks the gateway, so a session ended elsewhere (a single logout at
+   * the identity provider, an admin's revocation) is seen on the next one.
+   */
   introspectCacheSeconds?: number;
   /** Time-out of every gateway call in milliseconds, default 5000. */
   timeoutMs?: number;
@@ -134,13 +138,11 @@ export function resolvePlatformSettings(options: GatewayPlatformOptions): Platfo
       maxAgeSeconds,
       secure: pending.secure ?? gatewayUrl.startsWith('https:'),
     },
-    // Spec 4.5, 8: at most 30 to 60 s.
-    introspectCacheSeconds: integerIn(
-      'introspectCacheSeconds',
-      options.introspectCacheSeconds ?? 45,
-      30,
-      60,
-    ),
+    // Spec 4.5, 8: at most 30 to 60 s; 0 caches nothing.
+    introspectCacheSeconds:
+      options.introspectCacheSeconds === 0
+        ? 0
+        : integerIn('introspectCacheSeconds', options.introspectCacheSeconds ?? 45, 30, 60),
     timeoutMs: integerIn('timeoutMs', options.timeoutMs ?? 5000, 1, 60_000),
     fetch: fetchImpl,
   };

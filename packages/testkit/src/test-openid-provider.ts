@@ -68,6 +68,13 @@ export type TestOpenIdProviderOptions = {
    */
   omitAuthorizationResponseIssSupport?: boolean;
   /**
+   * OpenID Connect Back-Channel Logout: every code-flow client registers a
+   * `backchannel_logout_uri` of the provider's own (with `backchannel_logout_session_required`,
+   * so ID tokens carry `sid`), where the provider's logout tokens are kept for the test
+   * (`logoutTokens()`) instead of being delivered.
+   */
+  captureLogoutTokens?: boolean;
+  /**
    * Access tokens of the authorization code grant: 'jwt' (default, signed like the ID token)
    * or 'opaque' (a random handle, as many providers issue when no API is named). The bench
    * uses 'opaque': the gateway never reads them, and each one signed was a second RSA
@@ -105,6 +112,17 @@ export type TestOpenIdProvider = {
   browser(): TestBrowser;
   /** The public signing keys as published at jwks_uri (even with `emptyJwks`). */
   signingKeys(): JWK[];
+  /**
+   * Signs any claims with the provider's own key, with its alg and kid in the header (plus
+   * `header`): a token the provider could have issued, whatever it says. With `key`, signed
+   * with that key instead under the provider's kid: a forgery.
+   */
+  sign(
+    claims: Record<string, unknown>,
+    options?: { header?: Record<string, unknown>; key?: TestSigningKey },
+  ): Promise<string>;
+  /** With `captureLogoutTokens`: the logout tokens the provider has sent, oldest first. */
+  logoutTokens(): string[];
   close(): Promise<void>;
 };
 
@@ -147,6 +165,8 @@ export async function startTestOpenIdProvider(
 
   // oidc-provider announces its development-only defaults on the console when it is loaded
   // and constructed; those notices are expected here and only clutter test output.
+  const capture =
+    options.captureLogoutTokens === true ? createLogoutTokenCapture(origin) : undefined;
   const provider = await withoutProviderNotices(async () => {
     const oidc = await import('oidc-provider');
     const configuration = providerConfiguration({
@@ -155,12 +175,14 @@ export async function startTestOpenIdProvider(
       key,
       audience,
       options,
+      backchannelLogoutUri: capture?.uri,
       invalidTarget: () => new oidc.errors.InvalidTarget(),
     });
     return new oidc.default(issuer, configuration);
   });
   provider.use(brokenVariants(key, options));
-  listening.handle = mountedAt(mountPath, provider.callback());
+  const mounted = mountedAt(mountPath, provider.callback());
+  listening.handle = capture === undefined ? mounted : capture.before(mounted);
 
   const site = { issuer, audience, clients };
   return {
@@ -183,6 +205,13 @@ export async function startTestOpenIdProvider(
     },
     userTokens: (request) => userTokens(site, request),
     signingKeys: () => [{ ...key.publicJwk }],
+    sign: (claims, signOptions = {}) => {
+      const signer = signOptions.key ?? key;
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: signer.alg, kid: key.kid, ...signOptions.header })
+        .sign(signer.privateKey);
+    },
+    logoutTokens: () => [...(capture?.tokens ?? [])],
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -233,12 +262,44 @@ function mountedAt(mountPath: string, callback: RequestListener): RequestListene
   };
 }
 
+/**
+ * Where a provider with `captureLogoutTokens` sends its logout tokens: a path of its own
+ * server, outside the issuer, that keeps each token posted and answers 200.
+ */
+function createLogoutTokenCapture(origin: string) {
+  const path = '/captured-backchannel-logout';
+  const tokens: string[] = [];
+  return {
+    uri: `${origin}${path}`,
+    tokens,
+    before(next: RequestListener): RequestListener {
+      return (req, res) => {
+        if (req.method !== 'POST' || req.url !== path) {
+          next(req, res);
+          return;
+        }
+        let body = '';
+        req.setEncoding('utf8');
+        req.on('data', (chunk: string) => (body += chunk));
+        req.on('end', () => {
+          const token = new URLSearchParams(body).get('logout_token');
+          if (token !== null) tokens.push(token);
+          res.statusCode = token === null ? 400 : 200;
+          res.end();
+        });
+      };
+    },
+  };
+}
+
 type ProviderSetup = {
   clients: TestClient[];
   accounts: TestAccount[];
   key: TestSigningKey;
   audience: string;
   options: TestOpenIdProviderOptions;
+  /** With `captureLogoutTokens`: every code-flow client's backchannel_logout_uri. */
+  backchannelLogoutUri: string | undefined;
   /** oidc-provider's invalid_target error (the module loads with the provider). */
   invalidTarget: () => Error;
 };
@@ -250,7 +311,7 @@ function providerConfiguration(setup: ProviderSetup): Configuration {
   return {
     // Not the development adapter's 1,000-entry LRU: it evicts in-flight codes under load.
     adapter: new SearchableMemoryStore().adapterFor,
-    clients: setup.clients.map((client) => clientMetadata(client, alg)),
+    clients: setup.clients.map((client) => clientMetadata(client, alg, setup.backchannelLogoutUri)),
     jwks: { keys: [setup.key.privateJwk] } as JWKS,
     findAccount: accountFinder(accountsById),
     claims: {
@@ -281,9 +342,17 @@ function providerConfiguration(setup: ProviderSetup): Configuration {
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       rpInitiatedLogout: signOutPages,
+      backchannelLogout: { enabled: setup.backchannelLogoutUri !== undefined },
       resourceIndicators: resourceIndicators(setup),
     },
     extraTokenClaims: extraTokenClaims(accountsById, setup.options),
+    // Logout tokens go to the provider's own loopback server, which oidc-provider's guard
+    // against special-use addresses would refuse.
+    fetch: (input, init) => {
+      const request: RequestInit & { dispatcher?: unknown } = { ...init };
+      delete request.dispatcher;
+      return fetch(input, request);
+    },
   };
 }
 
@@ -519,9 +588,19 @@ function defaultClients(): TestClient[] {
   ];
 }
 
-function clientMetadata(client: TestClient, alg: TestSigningAlg): ClientMetadata {
+function clientMetadata(
+  client: TestClient,
+  alg: TestSigningAlg,
+  backchannelLogoutUri: string | undefined,
+): ClientMetadata {
   const codeFlow = client.redirectUris.length > 0;
   return {
+    ...(codeFlow && backchannelLogoutUri !== undefined
+      ? {
+          backchannel_logout_uri: backchannelLogoutUri,
+          backchannel_logout_session_required: true,
+        }
+      : {}),
     client_id: client.clientId,
     client_secret: client.clientSecret,
     token_endpoint_auth_method: 'client_secret_basic',

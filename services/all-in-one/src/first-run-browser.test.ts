@@ -13,7 +13,7 @@ import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-p
 
 // The browser end-to-end suite in a real browser (Chromium) against the README's first
 // command: sign in, sign up, the onboarding page (global and central), logout through the
-// identity end-session and back, a second platform on another identity environment, a reused
+// identity end-session and back, single logout from the identity service's account page, a second platform on another identity environment, a reused
 // handoff code replayed in another browser and a forged callback without the pending cookie.
 // A real browser also holds the pages to what fetch does not check: the
 // Content-Security-Policy, the Origin a form POST carries, and cookies shared by localhost's
@@ -66,6 +66,37 @@ describe('the demo platform in Chromium', () => {
       await page.locator('input[name="password"]').waitFor();
       expect(blocked).toEqual([]);
     });
+  });
+
+  it("signs out at the identity service's account page: the demo platform's next page is signed out (back-channel logout)", async () => {
+    await browser.withPage('single-logout', async (page) => {
+      await page.goto(`${demo}/`);
+      await page.click('text=Sign in');
+      await signInOnIdentity(page, 'alice@example.com', 'alice-password');
+      await page.waitForURL(`${demo}/me`);
+      expect(await page.locator('main').innerText()).toContain(
+        'You are signed in as alice@example.com',
+      );
+
+      // The identity service's account page, in the same browser: the identity session.
+      await page.goto(`${gateway}/account`);
+      expect(await page.locator('main').innerText()).toContain('alice@example.com');
+      await page.click('text=Sign out');
+      // The end-session endpoint's confirmation, then the provider's signed-out page: by
+      // then it has posted its logout token to the gateway.
+      await page.click('button:has-text("Sign out")');
+      await page.locator('text=You are signed out.').waitFor();
+
+      // The demo platform's next page introspects its gateway session: ended, so the platform
+      // session ends and the browser is sent to sign in again, at the identity service.
+      await page.goto(`${demo}/me`);
+      await page.locator('input[name="password"]').waitFor();
+      expect(page.url().startsWith(`${demo}/`)).toBe(false);
+    });
+    const records = await admin('GET', '/v1/audit-records?kind=auth.backchannel_logout');
+    expect(records.status).toBe(200);
+    const { items } = (await records.json()) as { items: { details: Record<string, unknown> }[] };
+    expect(items.some((item) => Number(item.details.revokedGatewaySessions) > 0)).toBe(true);
   });
 
   it('signs a newcomer up through "Create an account" and lands on the signed-in page', async () => {

@@ -156,11 +156,12 @@ describe('all-in-one gateway on PostgreSQL and Redis, reached through cuttable l
     )
       .flatMap((methods) => Object.values(methods).map((operation) => operation.operationId))
       .sort();
-    // Spec 4.1-4.7, 4.8 (account), 4.10-4.12, 4.13 (platform fields) and 4.14, plus the audit log
-    // and the user's sessions.
+    // Spec 4.1-4.7, 4.8 (account), 4.10-4.12, 4.13 (platform fields) and 4.14, plus the audit log,
+    // the user's sessions and back-channel logout.
     expect(operationIds).toEqual(
       [
         'completeLogout',
+        'handleBackchannelLogout',
         'exchangeAuthenticationHandoff',
         'handleIdentityCallback',
         'introspectGatewaySession',

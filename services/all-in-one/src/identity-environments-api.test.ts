@@ -60,6 +60,8 @@ describe('the deployment environment (PROD)', () => {
       oidcClientSecretConfigured: true,
       grantsGatewayPermissions: true,
       tier: 'development',
+      // Where the identity provider sends its logout tokens (single logout).
+      backchannelLogoutUrl: 'http://localhost:8080/v1/auth/backchannel-logout/PROD',
     });
     expect(JSON.stringify(body)).not.toContain('test-gateway-secret');
   });

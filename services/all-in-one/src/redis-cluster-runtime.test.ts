@@ -129,6 +129,7 @@ describe('the login flow on a Redis Cluster', () => {
           email: `${accountId}@example.test`,
           emailVerified: true,
         })),
+        captureLogoutTokens: true,
       },
       { redis },
     );
@@ -193,6 +194,48 @@ describe('the login flow on a Redis Cluster', () => {
     expect(logout.status).toBe(200);
     expect((await steps().introspect(shop, token)).body).toMatchObject({ active: false });
     expect((await steps().exchange(shop, code)).status).toBe(404);
+  });
+
+  it("ends an identity session's sessions, each in a slot of its own, and a user's, on a back-channel logout", async () => {
+    // Two sign-ins in one browser (one identity session, one sid), one in another browser.
+    const browser = t.provider.browser();
+    const signInWith = async (accountId: string, identity = t.provider.browser()) => {
+      const start = await steps().browserGet(`/v1/auth/start?platformKey=SHOP&returnTo=%2F`);
+      const callback = await identity.signIn(start.location ?? '', accountId);
+      const landed = await steps().browserGet(`/v1/auth/callback${callback.search}`);
+      return sessionCookieOf(landed.headers).token;
+    };
+    const sameSid = [await signInWith('user-7', browser), await signInWith('user-7', browser)];
+    const otherSid = await signInWith('user-7');
+    const others = [await signInWith('user-8'), await signInWith('user-8')];
+    await browser.endSession(
+      `${t.provider.issuer}/session/end?client_id=test-gateway&post_logout_redirect_uri=${encodeURIComponent('http://localhost:8080/v1/auth/logged-out')}`,
+    );
+    const [logoutToken] = t.provider.logoutTokens();
+    const post = (token: string) =>
+      fetch(`${t.gateway.url}/v1/auth/backchannel-logout/PROD`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ logout_token: token }),
+      });
+    expect((await post(logoutToken ?? '')).status).toBe(200);
+    expect(await Promise.all(sameSid.map(isActive))).toEqual([false, false]);
+    expect(await isActive(otherSid)).toBe(true);
+    expect((await post(logoutToken ?? '')).status).toBe(400);
+
+    // By `sub` alone: every session of user-8, wherever its slot.
+    const now = Math.floor(Date.now() / 1000);
+    const bySubject = await t.provider.sign({
+      iss: t.provider.issuer,
+      aud: 'test-gateway',
+      iat: now,
+      jti: 'cluster-user-8',
+      sub: 'user-8',
+      events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+    });
+    expect((await post(bySubject)).status).toBe(200);
+    expect(await Promise.all(others.map(isActive))).toEqual([false, false]);
+    expect(await isActive(otherSid)).toBe(true);
   });
 
   it('keeps every session over a failover of the shard holding one, under introspections and exchanges; no code is lost or redeemed twice, and sign-ins work again', async () => {

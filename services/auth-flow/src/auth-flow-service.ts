@@ -13,6 +13,7 @@ import {
 } from '@gateway/rpc';
 import { createAccountService, type AccountService } from './account.js';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
+import { createBackchannelLogout } from './backchannel-logout.js';
 import { createEnvironmentClients } from './environment-clients.js';
 import { createLoginFlow } from './login-flow.js';
 import { createLogoutFlow } from './logout-flow.js';
@@ -27,6 +28,7 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
   const login = createLoginFlow(deps, environments);
   const handoff = createSessionHandoff(deps);
   const logout = createLogoutFlow(deps, environments);
+  const backchannel = createBackchannelLogout(deps, environments);
   const userAdmin = createUserAdmin(deps);
   const account = createAccountService(deps, environments);
   const sessions = createUserSessions(deps);
@@ -72,6 +74,11 @@ export function createAuthFlowServiceImpl(deps: AuthFlowDeps): ServiceImpl<typeo
       return answer.logoutUrl === null ? {} : { logoutUrl: answer.logoutUrl };
     },
     completeLogout: (request) => logout.completeLogout({ state: request.state }),
+    backchannelLogout: (request) =>
+      backchannel.logout({
+        environmentKey: request.environmentKey,
+        logoutToken: request.logoutToken,
+      }),
     provisionTokenUser: (request) => provisionTokenUser(deps, request),
     // Spec 4.12.
     listUsers: (request) =>

@@ -11,6 +11,7 @@ type Registry = Pick<Client<typeof RegistryService>, 'appendAuditRecord'>;
 
 const ADMIN_COOKIE_WINDOW_MS = 60 * 60 * 1000;
 const ADMIN_COOKIE_SESSIONS_KEPT = 10_000;
+const MAX_AUDITED_SESSION_IDS = 50;
 
 /** What a callback had learnt when it ended: the transaction's platform, then the user. */
 export type SignInAttempt = {
@@ -38,6 +39,19 @@ type AuditedSession = {
 };
 
 type RevokedUser = { id: string; email: string; environmentKey: string };
+
+/** A logout token accepted from an identity environment, and what it ended. */
+export type BackchannelLogoutEvent = {
+  environmentKey: string;
+  /** The token's `sid`, when it names the identity provider's session. */
+  identitySessionId: string | undefined;
+  /** The token's `sub`, when it names a subject. */
+  subject: string | undefined;
+  /** The local user `sub` names, when there is one. */
+  userId: string | undefined;
+  /** The gateway sessions it revoked. */
+  sessionIds: readonly string[];
+};
 type RevocationOutcome = { revokedGatewaySessions: number; identitySessions: string };
 
 /**
@@ -69,6 +83,9 @@ export function createSecurityAudit(registry: Registry, now: () => number = Date
     },
 
     logout: (session: AuditedSession) => append(logoutRecord(session)),
+
+    /** One record per accepted logout token, also when it ended no session. */
+    backchannelLogout: (event: BackchannelLogoutEvent) => append(backchannelLogoutRecord(event)),
 
     /**
      * A cookie session carrying admin permissions (its snapshot, platform-session-policy.ts) was
@@ -163,6 +180,28 @@ function logoutRecord(session: AuditedSession): AuditRequest {
       userId: session.userId,
       sessionId: session.id,
       environmentKey: session.environmentKey,
+    },
+  };
+}
+
+function backchannelLogoutRecord(event: BackchannelLogoutEvent): AuditRequest {
+  return {
+    context: {
+      actor: { kind: 'system', subject: 'auth-flow', environmentKey: event.environmentKey },
+    },
+    kind: 'auth.backchannel_logout',
+    targetType: 'identity_environment',
+    targetId: '',
+    targetKey: event.environmentKey,
+    details: {
+      ...(event.identitySessionId === undefined
+        ? {}
+        : { identitySessionId: event.identitySessionId }),
+      ...(event.subject === undefined ? {} : { subject: event.subject }),
+      ...(event.userId === undefined ? {} : { userId: event.userId }),
+      revokedGatewaySessions: event.sessionIds.length,
+      // A bounded record: the first sessions by id, the count says how many there were.
+      sessionIds: event.sessionIds.slice(0, MAX_AUDITED_SESSION_IDS),
     },
   };
 }

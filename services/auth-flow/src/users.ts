@@ -146,6 +146,15 @@ export async function findUser(knex: Knex, userId: string): Promise<UserRow | un
   return (await knex(users).where({ id: userId }).first()) as UserRow | undefined;
 }
 
+/** Spec 2.5: the local user of an identity, keyed by (issuer, sub); undefined when none. */
+export async function findUserBySubject(
+  knex: Knex,
+  issuer: string,
+  subject: string,
+): Promise<UserRow | undefined> {
+  return (await knex(users).where({ issuer, subject }).first()) as UserRow | undefined;
+}
+
 /** Fixed text: no query building per call on the introspection path. */
 const USER_STATUS = 'select status from authflow.users where id = ?';
 

@@ -61,6 +61,10 @@ export function createDemoPlatformApp(options: DemoPlatformOptions): Express {
     bffKey: options.bffKey,
     ...(options.backendKey === undefined ? {} : { backendKey: options.backendKey }),
     expectedEnvironment: options.expectedEnvironment ?? 'PROD',
+    // Every page asks the gateway (no introspection cache): a session ended elsewhere, by a
+    // sign-out at the identity service (back-channel logout) or an admin's revocation, shows
+    // on the next page. A busy platform keeps the SDK's cache (45 s, spec 4.5).
+    introspectCacheSeconds: 0,
     pendingCookie: { secure },
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });

@@ -11,9 +11,13 @@ import { errorMessage } from './sign-in-pages.js';
 
 /**
  * `/account?env=<KEY>` (default PROD), the accountManagementUrl of spec 2.5 (issuer origin +
- * `/account`): who is signed in to that environment's identity session, and a form to change
- * the password (`POST /account/password?env=<KEY>`). Passwords and sign-in methods are
- * managed here, never at the gateway (spec 4.8).
+ * `/account`): who is signed in to that environment's identity session, a form to change
+ * the password (`POST /account/password?env=<KEY>`) and a way to sign out. Passwords and
+ * sign-in methods are managed here, never at the gateway (spec 4.8).
+ *
+ * Signing out goes through the environment's end-session endpoint (oidc-provider's
+ * RP-initiated logout, with its confirmation and xsrf token), so that ending the identity
+ * session tells every client that signed in with it over back-channel logout.
  *
  * CSRF: the identity session cookie is SameSite=Lax, so a cross-site post arrives without it;
  * the form also carries a token bound to the session (HMAC with a per-process key).
@@ -156,6 +160,7 @@ function sendAccountPage(
             : html`<p class="notice" role="status">${message.notice}</p>`
         }
         ${signedIn === undefined ? notSignedIn() : accountDetails(signedIn.account)}
+        ${signedIn === undefined ? '' : signOutLink(environment.mountPath)}
         <p>
           Your password and your sign-in methods are managed here, by the identity service, not by
           the applications you use. This development identity service offers one sign-in method:
@@ -223,6 +228,11 @@ function accountDetails(account: DevAccountView) {
     <dt>Subject</dt>
     <dd>${account.subject}</dd>
   </dl>`;
+}
+
+/** The environment's end-session endpoint, which asks to confirm and then ends the session. */
+function signOutLink(mountPath: string): SafeHtml {
+  return html`<p><a href="${mountPath}/session/end">Sign out</a></p>`;
 }
 
 function passwordForm(

@@ -14,6 +14,12 @@ export type DevClient = {
   postLogoutRedirectUris: string[];
   grantTypes: DevGrantType[];
   /**
+   * Where the provider posts a logout token when a session the client signed in with ends
+   * (OpenID Connect Back-Channel Logout 1.0): the client's `backchannel_logout_uri`, with
+   * `backchannel_logout_session_required`, so its ID tokens and logout tokens carry `sid`.
+   */
+  backchannelLogoutUri?: string;
+  /**
    * Scopes the client may request. Default: `openid profile email offline_access` for a
    * client with `authorization_code`, otherwise the machine scopes (`platforms:admin
    * onboarding:schema:read onboarding:schema:write`).
@@ -156,6 +162,12 @@ export function assertValidOptions(options: DevIdentityServiceOptions): void {
       if (client.grantTypes.length === 0) fail(`${clientSetting}.grantTypes`, 'must not be empty');
       if (client.grantTypes.includes('authorization_code') && client.redirectUris.length === 0) {
         fail(`${clientSetting}.redirectUris`, 'must not be empty with authorization_code');
+      }
+      const logoutUri = client.backchannelLogoutUri;
+      const logoutProtocol =
+        logoutUri !== undefined && URL.canParse(logoutUri) ? new URL(logoutUri).protocol : '';
+      if (logoutUri !== undefined && logoutProtocol !== 'http:' && logoutProtocol !== 'https:') {
+        fail(`${clientSetting}.backchannelLogoutUri`, 'must be an absolute http(s) URL');
       }
     });
   });

@@ -138,11 +138,27 @@ function providerConfiguration(
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       rpInitiatedLogout: signOutPages(directory, environment.key, label),
+      // A session that ends (signed out here, or at a client's request) is announced to each
+      // client of it that registered a backchannelLogoutUri, before the browser is answered.
+      backchannelLogout: { enabled: true },
       resourceIndicators: audienceTokens(options.audience, options.signingAlg, errors),
     },
     extraTokenClaims: emailClaims(directory, environment.key),
+    fetch: toRegisteredClients,
   };
 }
+
+/**
+ * The provider's outgoing requests (logout tokens) go to URLs its operator registered, and in
+ * development those are on this machine (`http://localhost:...`). oidc-provider's guard
+ * against requests to special-use addresses (loopback among them) is for URLs a client
+ * registers itself, which this service does not allow; it is left out.
+ */
+const toRegisteredClients: Configuration['fetch'] = (input, init) => {
+  const options: RequestInit & { dispatcher?: unknown } = { ...init };
+  delete options.dispatcher;
+  return fetch(input, options);
+};
 
 const lifetimes: Configuration['ttl'] = {
   AccessToken: 10 * minute,
@@ -274,5 +290,12 @@ function clientMetadata(client: DevClient, alg: DevSigningAlg): ClientMetadata {
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: alg,
     scope: scopes.join(' '),
+    ...(client.backchannelLogoutUri === undefined
+      ? {}
+      : {
+          backchannel_logout_uri: client.backchannelLogoutUri,
+          // Logout tokens, and the ID tokens before them, carry the session's `sid`.
+          backchannel_logout_session_required: true,
+        }),
   };
 }

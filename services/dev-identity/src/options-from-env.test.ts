@@ -27,9 +27,14 @@ describe('devIdentityOptionsFromEnv (main.ts)', () => {
         clientSecret: secret,
         redirectUris: ['http://localhost:8080/v1/auth/callback'],
         postLogoutRedirectUris: ['http://localhost:8080/v1/auth/logged-out'],
+        backchannelLogoutUri: 'http://localhost:8080/v1/auth/backchannel-logout/PROD',
         grantTypes: ['authorization_code'],
       },
     ]);
+    // Each environment's gateway client names that environment's back-channel logout endpoint.
+    expect(options.environments[1]?.clients[0]?.backchannelLogoutUri).toBe(
+      'http://localhost:8080/v1/auth/backchannel-logout/PARTNER',
+    );
     const service = await createDevIdentityService(options);
     expect(service.accounts('PROD').map((account) => account.email)).toEqual([
       'admin@example.com',

@@ -45,25 +45,32 @@ export async function devIdentityOptionsFromEnv(
     /\/+$/,
     '',
   );
-  const clients: DevClient[] = [
-    {
-      clientId: gatewayClientId,
-      clientSecret: gatewaySecret,
-      redirectUris: [`${gatewayBase}/v1/auth/callback`],
-      postLogoutRedirectUris: [`${gatewayBase}/v1/auth/logged-out`],
-      grantTypes: ['authorization_code'],
-    },
-  ];
+  /**
+   * The gateway's client in one environment: its callback and logged-out URIs (spec 4.11),
+   * and its back-channel logout endpoint for that environment, so that signing out here ends
+   * the gateway sessions signed in with this identity session.
+   */
+  const gatewayClient = (environmentKey: string): DevClient => ({
+    clientId: gatewayClientId,
+    clientSecret: gatewaySecret,
+    redirectUris: [`${gatewayBase}/v1/auth/callback`],
+    postLogoutRedirectUris: [`${gatewayBase}/v1/auth/logged-out`],
+    backchannelLogoutUri: `${gatewayBase}/v1/auth/backchannel-logout/${environmentKey}`,
+    grantTypes: ['authorization_code'],
+  });
   const adminSecret = env.DEV_IDENTITY_ADMIN_CLIENT_SECRET;
-  if (adminSecret !== undefined && adminSecret !== '') {
-    clients.push({
-      clientId: adminClientId,
-      clientSecret: adminSecret,
-      redirectUris: [],
-      postLogoutRedirectUris: [],
-      grantTypes: ['client_credentials'],
-    });
-  }
+  const machineClients: DevClient[] =
+    adminSecret === undefined || adminSecret === ''
+      ? []
+      : [
+          {
+            clientId: adminClientId,
+            clientSecret: adminSecret,
+            redirectUris: [],
+            postLogoutRedirectUris: [],
+            grantTypes: ['client_credentials'],
+          },
+        ];
   const environmentKeys = [...new Set(['PROD', ...accounts.map((a) => a.environmentKey)])];
   const dataDir = value('DEV_IDENTITY_DATA_DIR');
   const serviceKey = env.IDENTITY_SERVICE_KEY;
@@ -76,7 +83,7 @@ export async function devIdentityOptionsFromEnv(
       environments: environmentKeys.map((key) => ({
         key,
         displayName: displayNameFor(key),
-        clients,
+        clients: [gatewayClient(key), ...machineClients],
       })),
       accounts,
       audience: value('IDENTITY_ACCESS_TOKEN_AUDIENCE') ?? 'http://localhost:8080',

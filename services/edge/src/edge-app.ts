@@ -28,6 +28,7 @@ import { RouteTable } from './http/route-table.js';
 import { accountOperations } from './routes/account-routes.js';
 import { auditOperations } from './routes/audit-routes.js';
 import { sessionFlowOperations } from './routes/auth-routes.js';
+import { backchannelLogoutOperations } from './routes/backchannel-logout-routes.js';
 import { createDocsPages } from './routes/docs-routes.js';
 import { globalFieldOperations } from './routes/global-field-routes.js';
 import { healthOperations } from './routes/health-routes.js';
@@ -74,6 +75,7 @@ export const EDGE_OPERATIONS: readonly AnyOperation[] = [
   ...globalFieldOperations,
   ...loginOperations,
   ...sessionFlowOperations,
+  ...backchannelLogoutOperations,
   ...accountOperations,
   ...accountSessionOperations,
   ...onboardingUserOperations,

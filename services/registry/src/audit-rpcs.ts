@@ -15,6 +15,7 @@ const externallyRecordedKinds: ReadonlySet<AuditKind> = new Set<AuditKind>([
   'auth.sign_in_succeeded',
   'auth.sign_in_refused',
   'auth.logout',
+  'auth.backchannel_logout',
   'session.revoked',
   'user_session.revoked',
   'admin.cookie_used',
@@ -25,7 +26,13 @@ const externallyRecordedKinds: ReadonlySet<AuditKind> = new Set<AuditKind>([
 const isExternallyRecorded = (kind: string): kind is AuditKind =>
   (externallyRecordedKinds as ReadonlySet<string>).has(kind);
 
-const externalTargetTypes = new Set<string>(['platform', 'user', 'platform_client', 'address']);
+const externalTargetTypes = new Set<string>([
+  'platform',
+  'user',
+  'platform_client',
+  'address',
+  'identity_environment',
+]);
 
 /** The RPCs that page through the audit log and let other services add to it. */
 export function auditRpcs(

@@ -277,6 +277,26 @@ export type paths = {
     patch?: never;
     trace?: never;
   };
+  '/v1/auth/backchannel-logout/{environmentKey}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Single logout: the identity provider ends gateway sessions (identity provider only).
+     * @description OpenID Connect Back-Channel Logout 1.0. The logout token is the credential: signed with the environment's keys (EdDSA, RS256, ES256), `iss` the environment's issuer, `aud` the gateway's client, `iat` at most 5 minutes old, `exp` (if any) not passed, the back-channel logout event, `sid` and/or `sub`, no `nonce`, and a `jti` not seen before. It ends every live gateway session of the environment signed in with the token's `sid` (only the `sub`'s, when both are given), or with `sub` alone every live session of that user in the environment; a platform's next introspection answers `active: false`. A token that names no live session is accepted all the same. Errors are OAuth 2.0 error bodies. Every answer carries `Cache-Control: no-store`.
+     */
+    post: operations['handleBackchannelLogout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/auth/callback': {
     parameters: {
       query?: never;
@@ -1083,7 +1103,7 @@ export type components = {
         [key: string]: unknown;
       };
       id: string;
-      /** @description One of: user_role.bootstrapped, user_role.granted, user_role.revoked, identity_environment.created, identity_environment.updated, identity_environment.deactivated, identity_environment.activated, platform.created, platform.updated, platform.environment_changed, platform.deactivated, platform.activated, platform.archived, platform.restored, platform.credential_created, platform.credential_rotated, platform.credential_previous_secret_revoked, platform.credential_revoked, platform.authentication_failed, auth.sign_in_succeeded, auth.sign_in_refused, auth.logout, session.revoked, user_session.revoked, admin.cookie_used. */
+      /** @description One of: user_role.bootstrapped, user_role.granted, user_role.revoked, identity_environment.created, identity_environment.updated, identity_environment.deactivated, identity_environment.activated, platform.created, platform.updated, platform.environment_changed, platform.deactivated, platform.activated, platform.archived, platform.restored, platform.credential_created, platform.credential_rotated, platform.credential_previous_secret_revoked, platform.credential_revoked, platform.authentication_failed, auth.sign_in_succeeded, auth.sign_in_refused, auth.logout, auth.backchannel_logout, session.revoked, user_session.revoked, admin.cookie_used. */
       kind: string;
       requestId: string | null;
       targetId: string;
@@ -1221,6 +1241,7 @@ export type components = {
         | 'IDENTITY_ENVIRONMENT_NOT_CONFIGURED'
         | 'IDENTITY_ENVIRONMENT_SECRET_KEY_MISSING'
         | 'IDENTITY_SERVICE_NOT_CONFIGURED'
+        | 'LOGOUT_TOKEN_INVALID'
         | 'METHOD_NOT_ALLOWED'
         | 'REQUEST_TIMEOUT'
         | 'PAYLOAD_TOO_LARGE'
@@ -1333,6 +1354,8 @@ export type components = {
     IdentityEnvironment: {
       active: boolean;
       activePlatformCount: number;
+      /** @description An addition to spec 2.4: the gateway's OpenID Connect Back-Channel Logout endpoint for this environment, `{base_url}/v1/auth/backchannel-logout/{environmentKey}`. Register it as the gateway client's `backchannel_logout_uri` at the identity provider (with `backchannel_logout_session_required`). */
+      backchannelLogoutUrl?: string;
       /** Format: date-time */
       createdAt: string;
       displayName: string;
@@ -1358,6 +1381,8 @@ export type components = {
     IdentityEnvironmentDetail: {
       active: boolean;
       activePlatformCount: number;
+      /** @description An addition to spec 2.4: the gateway's OpenID Connect Back-Channel Logout endpoint for this environment, `{base_url}/v1/auth/backchannel-logout/{environmentKey}`. Register it as the gateway client's `backchannel_logout_uri` at the identity provider (with `backchannel_logout_session_required`). */
+      backchannelLogoutUrl?: string;
       /** Format: date-time */
       createdAt: string;
       displayName: string;
@@ -1466,6 +1491,12 @@ export type components = {
     LogoutResult: {
       /** @description Send the browser here to end the identity session; `null` when there is nothing to end (no cookie, an invalid session, or no end-session endpoint). */
       logoutUrl: string | null;
+    };
+    /** @description Error body of the operations an identity provider calls (RFC 6749 5.2). */
+    OAuthErrorBody: {
+      /** @enum {string} */
+      error: 'invalid_request' | 'temporarily_unavailable' | 'server_error';
+      error_description: string;
     };
     OnboardingField: {
       /** @description False when ARCHIVED. */
@@ -3054,6 +3085,7 @@ export interface operations {
           | 'auth.sign_in_succeeded'
           | 'auth.sign_in_refused'
           | 'auth.logout'
+          | 'auth.backchannel_logout'
           | 'session.revoked'
           | 'user_session.revoked'
           | 'admin.cookie_used';
@@ -3114,6 +3146,80 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  handleBackchannelLogout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        environmentKey: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /** @description The logout token: a JWT signed by the identity environment (section 2.4). */
+          logout_token: string;
+        } & {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description The token is accepted; the sessions it names are ended (no body). */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The logout token fails a check, was used before, or the body has no single `logout_token`; or no active identity environment has this key (`invalid_request`). */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The body is larger than 64 KiB (`invalid_request`). */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The body is not `application/x-www-form-urlencoded` (`invalid_request`). */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The environment's discovery document has no `jwks_uri` (`temporarily_unavailable`). */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
+        };
+      };
+      /** @description The environment's keys cannot be fetched, or a gateway service is unavailable (`temporarily_unavailable`). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthErrorBody'];
         };
       };
     };
@@ -6543,6 +6649,7 @@ export const pathsV1AuditRecordsGetParametersQueryKindValues: ReadonlyArray<
   'auth.sign_in_succeeded',
   'auth.sign_in_refused',
   'auth.logout',
+  'auth.backchannel_logout',
   'session.revoked',
   'user_session.revoked',
   'admin.cookie_used',
@@ -6676,6 +6783,7 @@ export const errorBodyCodeValues: ReadonlyArray<
   'IDENTITY_ENVIRONMENT_NOT_CONFIGURED',
   'IDENTITY_ENVIRONMENT_SECRET_KEY_MISSING',
   'IDENTITY_SERVICE_NOT_CONFIGURED',
+  'LOGOUT_TOKEN_INVALID',
   'METHOD_NOT_ALLOWED',
   'REQUEST_TIMEOUT',
   'PAYLOAD_TOO_LARGE',
@@ -6737,6 +6845,9 @@ export const livenessStatusValues: ReadonlyArray<
 export const localUserStatusValues: ReadonlyArray<
   FlattenedDeepRequired<components>['schemas']['LocalUser']['status']
 > = ['ACTIVE', 'SOFT_DELETED', 'SUSPENDED'];
+export const oAuthErrorBodyErrorValues: ReadonlyArray<
+  FlattenedDeepRequired<components>['schemas']['OAuthErrorBody']['error']
+> = ['invalid_request', 'temporarily_unavailable', 'server_error'];
 export const onboardingRequirementScopeValues: ReadonlyArray<
   FlattenedDeepRequired<components>['schemas']['OnboardingRequirement']['scope']
 > = ['GLOBAL', 'PLATFORM'];

@@ -23,6 +23,7 @@ type OpenApiOperation = {
   operationId: string;
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema?: JsonSchema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
 };
 export type OpenApiDocument = {
   paths: Record<string, Record<string, OpenApiOperation>>;
@@ -31,8 +32,13 @@ export type OpenApiDocument = {
 
 export type Caller = 'admin' | 'platform' | 'user' | 'anonymous';
 
+/** The error body an operation documents: the spec's, or OAuth 2.0's (RFC 6749 5.2). */
+export type ErrorBodyShape = 'gateway' | 'oauth';
+
 export type FuzzRequest = {
   operationId: string;
+  /** The shape its error answers must have. */
+  errorBody: ErrorBodyShape;
   method: string;
   /** Path and query, percent-encoded as sent. */
   target: string;
@@ -205,6 +211,49 @@ function bodyOf(
   );
 }
 
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * A form body as sent: the fields of the shape (strings, some hostile, some repeated, one
+ * extra sometimes), malformed percent-encoding, or not a form at all.
+ */
+function formBodyOf(schema: JsonSchema): fc.Arbitrary<{ contentType: string; body: string }> {
+  const encode = (text: string) => encodeURIComponent(text.replace(/[\ud800-\udfff]/g, ''));
+  const field = fc.oneof(
+    { weight: 3, arbitrary: fc.string({ maxLength: 64 }) },
+    { weight: 2, arbitrary: hostileString },
+  );
+  const names = Object.keys(schema.properties ?? {});
+  const fields = fc.array(
+    fc.tuple(fc.oneof(fc.constantFrom(...names, 'extra'), hostileString), field),
+    { maxLength: 3 },
+  );
+  return fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fields.map((pairs) => ({
+        contentType: FORM,
+        body: pairs.map(([name, value]) => `${encode(name)}=${encode(value)}`).join('&'),
+      })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        { contentType: FORM, body: '%%%&=&==%ff' },
+        { contentType: FORM, body: `${names[0] ?? 'a'}=%ff%fe%00` },
+        { contentType: 'application/json', body: '{"a":1}' },
+        { contentType: 'text/plain', body: 'hello' },
+      ),
+    },
+  );
+}
+
+/** Whether the operation answers its errors as OAuth 2.0 does (`OAuthErrorBody`). */
+function errorBodyOf(operation: OpenApiOperation): ErrorBodyShape {
+  const schema = operation.responses?.['400']?.content?.['application/json']?.schema;
+  return schema?.$ref === '#/components/schemas/OAuthErrorBody' ? 'oauth' : 'gateway';
+}
+
 function parameterValue(document: OpenApiDocument, parameter: Parameter): fc.Arbitrary<string> {
   const shaped = shapedValue(document, parameter.schema ?? { type: 'string' }).map((value) =>
     encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value)),
@@ -265,11 +314,15 @@ export function requestsOf(
     .filter(({ operation }) => !excluded.has(operation.operationId));
   return fc.oneof(
     ...operations.map(({ path, method, operation }) => {
-      const schema = operation.requestBody?.content['application/json']?.schema;
+      const content = operation.requestBody?.content;
+      const schema = content?.['application/json']?.schema;
+      const formSchema = content?.[FORM]?.schema;
       const body =
-        schema === undefined
-          ? fc.constant(undefined)
-          : fc.option(bodyOf(document, schema), { freq: 8 });
+        formSchema !== undefined
+          ? fc.option(formBodyOf(resolve(document, formSchema)), { freq: 8 })
+          : schema === undefined
+            ? fc.constant(undefined)
+            : fc.option(bodyOf(document, schema), { freq: 8 });
       return fc
         .record({
           target: targetOf(document, path, operation.parameters ?? []),
@@ -278,6 +331,7 @@ export function requestsOf(
         })
         .map(({ target, caller, body: sent }) => ({
           operationId: operation.operationId,
+          errorBody: errorBodyOf(operation),
           method: method.toUpperCase(),
           target,
           caller,

@@ -11,7 +11,8 @@ import { unmatchedRouteError, writeErrorAnswer } from './error-handler.js';
 import { wantsErrorPage, type ErrorPageOptions } from './error-page.js';
 import { admissionCredentialOf, type LoadShedder } from './load-shedding.js';
 import type { EdgeExchange, OperationRunner } from './operation-runner.js';
-import type { RouteMatch, RouteTable } from './route-table.js';
+import type { ErrorBodyFormat } from './operation.js';
+import { UndecodablePathError, type RouteMatch, type RouteTable } from './route-table.js';
 import { securityHeaderPairs, setSecurityHeaders } from './security-headers.js';
 import { assertSingletonHeadersOnce } from './singleton-headers.js';
 
@@ -166,13 +167,17 @@ async function dispatch(
     answerUnmatched(options, exchange, target.failure);
   } catch (error) {
     exchange.log();
-    answerError(options, exchange, error, false);
+    const format = target.kind === 'operation' ? target.match.operation.errorBody : undefined;
+    answerError(options, exchange, error, false, format);
   }
 }
 
 function answerUnmatched(options: EdgeServerOptions, exchange: EdgeExchange, failure: unknown) {
   const { req, res, path } = exchange;
-  if (failure !== undefined) return answerError(options, exchange, failure, false);
+  if (failure !== undefined) {
+    const format = failure instanceof UndecodablePathError ? failure.errorBody : undefined;
+    return answerError(options, exchange, failure, false, format);
+  }
   const method = req.method ?? 'GET';
   const allowed = options.routes.allowedMethods(path);
   if (method === 'OPTIONS' && allowed.length > 0) {
@@ -190,6 +195,7 @@ function answerError(
   exchange: EdgeExchange,
   error: unknown,
   unmatchedRoute: boolean,
+  format?: ErrorBodyFormat,
 ): void {
   const { req, res, path } = exchange;
   if (res.headersSent) {
@@ -198,5 +204,5 @@ function answerError(
     return;
   }
   const page = wantsErrorPage(req, path, unmatchedRoute) ? options.errorPage : undefined;
-  writeErrorAnswer(res, error, options.logger, path, page);
+  writeErrorAnswer(res, error, options.logger, path, page, format);
 }

@@ -3,6 +3,7 @@ import { fromConnectError, GatewayError } from '@gateway/errors';
 import type { Logger } from '@gateway/telemetry';
 import { setErrorCachePolicy } from './cache-policy.js';
 import { writeErrorPage, type ErrorPageOptions } from './error-page.js';
+import type { ErrorBodyFormat } from './operation.js';
 
 const retryAfterSeconds: Partial<Record<string, string>> = {
   SERVICE_UNAVAILABLE: '5',
@@ -15,7 +16,8 @@ const retryAfterSeconds: Partial<Record<string, string>> = {
  * status of its code (spec 7), never cached; `Retry-After` on 429 and on unavailable
  * dependencies. Unexpected failures are logged with their cause and answered as a bare
  * INTERNAL_ERROR: never a stack trace. With `page` (the request is a browser navigation that
- * prefers HTML, error-page.ts) the same error is an HTML page instead.
+ * prefers HTML, error-page.ts) the same error is an HTML page instead; with the `oauth`
+ * format (an operation an identity provider calls) the same status with OAuth 2.0's body.
  */
 export function writeErrorAnswer(
   res: ServerResponse,
@@ -23,6 +25,7 @@ export function writeErrorAnswer(
   logger: Logger,
   path: string,
   page?: ErrorPageOptions,
+  format: ErrorBodyFormat = 'gateway',
 ): void {
   const gatewayError = fromConnectError(error);
   // A refusal on purpose (429 over a rate limit) says when to come
@@ -43,11 +46,29 @@ export function writeErrorAnswer(
     writeErrorPage(res, gatewayError, page);
     return;
   }
-  const payload = JSON.stringify(gatewayError.toBody());
+  const payload = JSON.stringify(
+    format === 'oauth' ? oauthErrorBody(gatewayError) : gatewayError.toBody(),
+  );
   res.statusCode = gatewayError.status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(payload));
   res.end(payload);
+}
+
+/**
+ * RFC 6749 5.2's error body, as Back-Channel Logout 1.0 (2.8) allows it: `invalid_request`
+ * for every refusal of the request (the status tells 400 from 413 or 415),
+ * `temporarily_unavailable` when a dependency is down, `server_error` otherwise; the
+ * description is the gateway's message, which never carries a secret.
+ */
+export function oauthErrorBody(error: GatewayError): { error: string; error_description: string } {
+  const kind =
+    error.status < 500
+      ? 'invalid_request'
+      : error.status === 500
+        ? 'server_error'
+        : 'temporarily_unavailable';
+  return { error: kind, error_description: error.message };
 }
 
 /**

@@ -6,6 +6,7 @@ import {
 import { z } from 'zod';
 import { errorStatusByCode } from '@gateway/errors';
 import { openApiPath, securityOf, type AnyOperation } from './operation.js';
+import { FORM_MEDIA_TYPE } from './request-body.js';
 
 /** The error body of spec section 7, shared by every operation's error responses. */
 export const ErrorBodySchema = z
@@ -15,6 +16,20 @@ export const ErrorBodySchema = z
     details: z.record(z.string(), z.unknown()).optional(),
   })
   .meta({ id: 'ErrorBody', description: 'Error body of every failed request.' });
+
+/**
+ * RFC 6749 5.2's error body, which the operations an identity provider calls answer
+ * (Back-Channel Logout 1.0, 2.8).
+ */
+export const OAuthErrorBodySchema = z
+  .object({
+    error: z.enum(['invalid_request', 'temporarily_unavailable', 'server_error']),
+    error_description: z.string(),
+  })
+  .meta({
+    id: 'OAuthErrorBody',
+    description: 'Error body of the operations an identity provider calls (RFC 6749 5.2).',
+  });
 
 /**
  * Every operation the edge serves, with its OpenAPI description. The edge builds the
@@ -64,7 +79,11 @@ export class OperationCatalog {
       request.body = {
         // A body schema that accepts `undefined` makes the body optional (logout, spec 4.6).
         required: !operation.body.safeParse(undefined).success,
-        content: { 'application/json': { schema: operation.body } },
+        content: {
+          [operation.bodyEncoding === 'form' ? FORM_MEDIA_TYPE : 'application/json']: {
+            schema: operation.body,
+          },
+        },
       };
     }
     if (operation.rawBody !== undefined) request.body = operation.rawBody.openApi;

@@ -35,6 +35,8 @@ import { parseInput } from './operation.js';
 import { assertAllowedOrigin, isCookieWrite, isCookieWriteOf } from './origin-check.js';
 import { RateLimitedError, type RateLimiter } from './rate-limit.js';
 import {
+  FORM_MEDIA_TYPE,
+  formOf,
   isJsonMediaType,
   JSON_BODY_LIMIT_BYTES,
   jsonOf,
@@ -153,7 +155,9 @@ async function runOperation(
         ? parseInput(operation.query, parseQuery(exchange), 'query')
         : undefined,
       params: operation.params ? parseInput(operation.params, params, 'path') : undefined,
-      body: operation.body ? parseInput(operation.body, jsonOf(received), 'body') : undefined,
+      body: operation.body
+        ? parseInput(operation.body, bodyValueOf(operation, received), 'body')
+        : undefined,
       raw: operation.rawBody ? rawOf(received, operation.rawBody) : undefined,
       caller,
       requestId: exchange.requestId,
@@ -296,7 +300,7 @@ async function answerFailure(
   const page = wantsErrorPage(req, path)
     ? await errorPageOf(options, operation, exchange, failure, refusedEarly)
     : undefined;
-  writeErrorAnswer(res, failure, options.logger, path, page);
+  writeErrorAnswer(res, failure, options.logger, path, page, operation.errorBody);
 }
 
 /**
@@ -336,16 +340,23 @@ function parseQuery(exchange: EdgeExchange): unknown {
 }
 
 const JSON_ONLY = 'The request body must be application/json.';
+const FORM_ONLY = `The request body must be ${FORM_MEDIA_TYPE}.`;
 
 function bodyRulesOf(operation: AnyOperation, deadlineMs: number): BodyRules | undefined {
   if (operation.rawBody !== undefined) return rawBodyRules(operation.rawBody, deadlineMs);
   if (operation.body === undefined) return undefined;
+  const form = operation.bodyEncoding === 'form';
   return {
     limitBytes: operation.bodyLimitBytes ?? JSON_BODY_LIMIT_BYTES,
     deadlineMs,
-    accepts: isJsonMediaType,
-    unsupported: JSON_ONLY,
+    accepts: form ? (mediaType) => mediaType === FORM_MEDIA_TYPE : isJsonMediaType,
+    unsupported: form ? FORM_ONLY : JSON_ONLY,
   };
+}
+
+/** The value the body schema validates: the JSON, or the form's fields. */
+function bodyValueOf(operation: AnyOperation, received: ReceivedBody): unknown {
+  return operation.bodyEncoding === 'form' ? formOf(received) : jsonOf(received);
 }
 
 /** The body of an operation that takes one; others leave it unread (node discards it). */
@@ -385,6 +396,12 @@ function writeAnswer(
     case 'no-content':
       writeCookie();
       res.statusCode = 204;
+      res.end();
+      return;
+    case 'empty':
+      writeCookie();
+      res.statusCode = 200;
+      res.setHeader('Content-Length', 0);
       res.end();
       return;
     case 'browser-redirect': {

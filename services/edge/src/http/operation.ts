@@ -55,6 +55,8 @@ export type CallerOf<A extends OperationAuth> = A extends { kind: 'platform' }
 export type ResponsePolicy =
   | { kind: 'json'; status: 200 | 201 }
   | { kind: 'no-content' }
+  /** 200 without a body (a back-channel logout answer: the protocol asks for 200, not 204). */
+  | { kind: 'empty' }
   /** 302 to the URL the handler answers (only absolute http(s)), for browser navigations. */
   | { kind: 'browser-redirect' }
   /** A stored image, public and immutable (a new image gets a new URL). */
@@ -69,6 +71,20 @@ export type OutputOf<R extends ResponsePolicy> = R extends { kind: 'json' }
     : R extends { kind: 'immutable-image' }
       ? StoredImage
       : void;
+
+/**
+ * How an operation's `body` arrives: JSON (spec 7, every operation of the spec), or an HTML
+ * form (`application/x-www-form-urlencoded`, what an identity provider posts a logout token
+ * as). A form's fields reach the body schema as strings, a repeated field as an array.
+ */
+export type BodyEncoding = 'json' | 'form';
+
+/**
+ * The shape of an operation's error answers: the spec's `{ code, message, details? }`
+ * (section 7), or OAuth 2.0's `{ error, error_description }` (RFC 6749 5.2) for an endpoint an
+ * identity provider calls under a protocol of its own (Back-Channel Logout 1.0, 2.8).
+ */
+export type ErrorBodyFormat = 'gateway' | 'oauth';
 
 /** A body that is not JSON (the avatar upload): read by the runner, checked by type and size. */
 export type RawBodySpec = {
@@ -148,6 +164,8 @@ export type Operation<
   query?: Q;
   params?: P;
   body?: B;
+  /** How `body` is encoded (default `json`). */
+  bodyEncoding?: BodyEncoding;
   /** Largest accepted JSON body in bytes (default 64 KiB). */
   bodyLimitBytes?: number;
   rawBody?: RawBodySpec;
@@ -160,6 +178,8 @@ export type Operation<
   sheddable?: boolean;
   response: R;
   responses: RouteConfig['responses'];
+  /** The shape of the error answers (default `gateway`, the spec's). */
+  errorBody?: ErrorBodyFormat;
   handler(input: OperationInput<Q, P, B, A>): Promise<OutputOf<R>>;
   /**
    * Runs after a failure of any step past the Origin check, before the error is answered;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { GatewayError } from '@gateway/errors';
-import { isJsonMediaType, jsonOf, receiveBody } from './request-body.js';
+import { formOf, isJsonMediaType, jsonOf, receiveBody } from './request-body.js';
 
 let server: Server;
 let port: number;
@@ -168,5 +168,29 @@ describe('receiveBody and jsonOf', () => {
       status: 200,
       json: { body: null },
     });
+  });
+});
+
+describe('formOf (application/x-www-form-urlencoded)', () => {
+  const form = (text: string) => formOf({ kind: 'bytes', mediaType: '', bytes: Buffer.from(text) });
+
+  it('reads each field once as a string, a repeated one as an array of its values', () => {
+    expect(form('logout_token=a.b.c&x=1&x=2&x=3')).toEqual({
+      logout_token: 'a.b.c',
+      x: ['1', '2', '3'],
+    });
+    expect(form('a=%20b+c&%F0%9F%98%80=')).toEqual({ a: ' b c', '😀': '' });
+  });
+
+  it('reads an absent or blank body as undefined, and never throws on malformed escapes', () => {
+    expect(formOf({ kind: 'none', mediaType: '' })).toBeUndefined();
+    expect(form('  ')).toBeUndefined();
+    expect(form('a=%ff%&%=b')).toEqual({ a: '\ufffd%', '%': 'b' });
+  });
+
+  it('keeps __proto__ a field like any other', () => {
+    const fields = form('__proto__=x&constructor=y');
+    expect(Object.getPrototypeOf(fields)).toBe(Object.prototype);
+    expect(Object.keys(fields ?? {})).toEqual(['__proto__', 'constructor']);
   });
 });

@@ -190,6 +190,37 @@ export function jsonNestingExceeds(text: string, maxDepth: number): boolean {
   return false;
 }
 
+/** The media type of an HTML form's body. */
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+
+/** The fields of a form body: a field sent once is a string, a repeated one an array. */
+export type FormFields = Record<string, string | string[]>;
+
+/**
+ * The fields of a received `application/x-www-form-urlencoded` body (WHATWG URL's parser:
+ * never throws; malformed percent-encoding stays as sent). A field sent more than once is an
+ * array of its values, so a schema that expects one string refuses it. An absent or blank
+ * body reads as `undefined`.
+ */
+export function formOf(received: ReceivedBody): FormFields | undefined {
+  if (received.kind === 'refused') throw received.error;
+  if (received.kind === 'none') return undefined;
+  const text = received.bytes.toString('utf8');
+  if (text.trim() === '') return undefined;
+  const fields = new Map<string, string[]>();
+  for (const [name, value] of new URLSearchParams(text)) {
+    const values = fields.get(name);
+    if (values === undefined) fields.set(name, [value]);
+    else values.push(value);
+  }
+  return Object.fromEntries(
+    [...fields].map(([name, values]) => [
+      name,
+      values.length === 1 ? (values[0] as string) : values,
+    ]),
+  );
+}
+
 /** The rules of a raw body (the avatar upload): its media types and size. */
 export function rawBodyRules(spec: RawBodySpec, deadlineMs: number): BodyRules {
   return {

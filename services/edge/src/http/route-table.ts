@@ -1,5 +1,5 @@
 import { GatewayError } from '@gateway/errors';
-import type { AnyOperation } from './operation.js';
+import type { AnyOperation, ErrorBodyFormat } from './operation.js';
 
 type PatternRoute = {
   method: string;
@@ -9,6 +9,21 @@ type PatternRoute = {
 };
 
 export type RouteMatch = { operation: AnyOperation; params: Record<string, string> };
+
+/**
+ * 400 VALIDATION_ERROR for a path of an operation whose parameter is not decodable; answered
+ * in that operation's error format.
+ */
+export class UndecodablePathError extends GatewayError {
+  readonly errorBody: ErrorBodyFormat | undefined;
+
+  constructor(name: string, operation: AnyOperation) {
+    super('VALIDATION_ERROR', 'Invalid request path.', {
+      details: { issues: [{ location: 'path', path: name, message: 'is not decodable' }] },
+    });
+    this.errorBody = operation.errorBody;
+  }
+}
 
 /**
  * Which operation serves a request: by method and path, a path parameter (`:name`) matching
@@ -60,9 +75,7 @@ function paramsOf(route: PatternRoute, found: RegExpExecArray): Record<string, s
     try {
       params[name] = decodeURIComponent(raw);
     } catch {
-      throw new GatewayError('VALIDATION_ERROR', 'Invalid request path.', {
-        details: { issues: [{ location: 'path', path: name, message: 'is not decodable' }] },
-      });
+      throw new UndecodablePathError(name, route.operation);
     }
   });
   return params;

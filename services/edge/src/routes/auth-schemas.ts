@@ -169,3 +169,20 @@ export const LogoutResultJson = z
       ),
   })
   .meta({ id: 'LogoutResult' });
+
+// ---- Back-Channel Logout 1.0 (an addition to the spec) ----
+
+/**
+ * Section 2.5: the identity provider posts the logout token as a form field. Other fields are
+ * tolerated (a provider may add its own), as on the callback; a repeated `logout_token` is
+ * refused.
+ */
+export const BackchannelLogoutBody = z
+  .object({
+    logout_token: z
+      .string()
+      .min(1)
+      .max(8192)
+      .describe('The logout token: a JWT signed by the identity environment (section 2.4).'),
+  })
+  .loose();

@@ -46,7 +46,9 @@ const listIdentityEnvironments = defineOperation({
   handler: async ({ services }) => {
     const { registry } = services.clients;
     const answer = await registry.listIdentityEnvironments({});
-    return { items: answer.items.map(toIdentityEnvironmentJson) };
+    return {
+      items: answer.items.map((item) => toIdentityEnvironmentJson(item, services.baseUrl)),
+    };
   },
 });
 
@@ -80,7 +82,7 @@ const createIdentityEnvironment = defineOperation({
       postLogoutRedirectUri: body.postLogoutRedirectUri,
       metadata: asJsonObject(body.metadata),
     });
-    return toIdentityEnvironmentJson(answer.environment);
+    return toIdentityEnvironmentJson(answer.environment, services.baseUrl);
   },
 });
 
@@ -102,7 +104,7 @@ const getIdentityEnvironment = defineOperation({
     const answer = await registry.getIdentityEnvironment({
       environmentKey: params.environmentKey,
     });
-    return toIdentityEnvironmentDetailJson(answer.environment);
+    return toIdentityEnvironmentDetailJson(answer.environment, services.baseUrl);
   },
 });
 
@@ -136,7 +138,7 @@ const updateIdentityEnvironment = defineOperation({
       postLogoutRedirectUri: nullable(body.postLogoutRedirectUri),
       metadata: asJsonObject(body.metadata),
     });
-    return toIdentityEnvironmentJson(answer.environment);
+    return toIdentityEnvironmentJson(answer.environment, services.baseUrl);
   },
 });
 
@@ -170,7 +172,7 @@ const lifecycleOperations = (['deactivate', 'activate'] as const).map((step) =>
         step === 'deactivate'
           ? await registry.deactivateIdentityEnvironment(request)
           : await registry.activateIdentityEnvironment(request);
-      return toIdentityEnvironmentJson(answer.environment);
+      return toIdentityEnvironmentJson(answer.environment, services.baseUrl);
     },
   }),
 );

@@ -1,7 +1,7 @@
 import type { RouteConfig, ZodContentObject } from '@asteasolutions/zod-to-openapi';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { z } from 'zod';
-import { ErrorBodySchema } from '../http/operation-catalog.js';
+import { ErrorBodySchema, OAuthErrorBodySchema } from '../http/operation-catalog.js';
 
 // The OpenAPI descriptions of answers that many operations share.
 
@@ -72,6 +72,13 @@ export function errorResponses(
   descriptions: Partial<Record<number, string>>,
 ): RouteConfig['responses'] {
   return responsesWith(descriptions, { 'application/json': { schema: ErrorBodySchema } });
+}
+
+/** Error responses of an operation that answers errors as OAuth 2.0 does (`errorBody: 'oauth'`). */
+export function oauthErrorResponses(
+  descriptions: Partial<Record<number, string>>,
+): RouteConfig['responses'] {
+  return responsesWith(descriptions, { 'application/json': { schema: OAuthErrorBodySchema } });
 }
 
 /**

@@ -20,6 +20,7 @@ import type {
   RedirectPairJson,
   ValidationReportJson,
 } from './registry-schemas.js';
+import { backchannelLogoutPath } from './backchannel-logout-routes.js';
 
 // Protobuf messages of the registry to the JSON of spec 2.1-2.4, written out field by field
 // (not protobuf's toJson) so that the public shape is the spec's: camelCase, `null` where the
@@ -122,8 +123,10 @@ export function toCredentialResponseJson(
   };
 }
 
+/** Spec 2.4, with `backchannelLogoutUrl` (an additional field, spec 9) below `baseUrl`. */
 export function toIdentityEnvironmentJson(
   environment: IdentityEnvironment | undefined,
+  baseUrl: string,
 ): EnvironmentBody {
   if (environment === undefined) throw new Error('The registry answered without an environment');
   return {
@@ -137,6 +140,7 @@ export function toIdentityEnvironmentJson(
     oidcClientId: environment.oidcClientId,
     oidcClientSecretConfigured: environment.oidcClientSecretConfigured,
     postLogoutRedirectUri: orNull(environment.postLogoutRedirectUri),
+    backchannelLogoutUrl: `${baseUrl}${backchannelLogoutPath(environment.environmentKey)}`,
     grantsGatewayPermissions: environment.grantsGatewayPermissions,
     metadata: objectOf(environment.metadata),
     platformCount: environment.platformCount,
@@ -149,9 +153,10 @@ export function toIdentityEnvironmentJson(
 /** Spec 2.4: the single-item GET adds the environment's platforms. */
 export function toIdentityEnvironmentDetailJson(
   environment: IdentityEnvironment | undefined,
+  baseUrl: string,
 ): Json<typeof IdentityEnvironmentDetailJson> {
   return {
-    ...toIdentityEnvironmentJson(environment),
+    ...toIdentityEnvironmentJson(environment, baseUrl),
     platforms: (environment?.platforms ?? []).map((platform) => ({
       platformKey: platform.platformKey,
       displayName: platform.displayName,

@@ -663,6 +663,8 @@ describe('responses in the JSON of spec 2.1-2.4', () => {
       oidcClientId: 'gateway-staging',
       oidcClientSecretConfigured: true,
       postLogoutRedirectUri: null,
+      // An additional field (spec 9): where the identity provider sends logout tokens.
+      backchannelLogoutUrl: 'http://localhost:8080/v1/auth/backchannel-logout/STAGING',
       grantsGatewayPermissions: false,
       metadata: { owner: 'team-a', tags: ['x'] },
       platformCount: 2,

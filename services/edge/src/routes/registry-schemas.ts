@@ -296,6 +296,15 @@ export const IdentityEnvironmentJson = z
     oidcClientId: z.string(),
     oidcClientSecretConfigured: z.boolean(),
     postLogoutRedirectUri: z.string().nullable(),
+    backchannelLogoutUrl: z
+      .string()
+      .optional()
+      .describe(
+        "An addition to spec 2.4: the gateway's OpenID Connect Back-Channel Logout endpoint " +
+          'for this environment, `{base_url}/v1/auth/backchannel-logout/{environmentKey}`. ' +
+          "Register it as the gateway client's `backchannel_logout_uri` at the identity " +
+          'provider (with `backchannel_logout_session_required`).',
+      ),
     grantsGatewayPermissions: z.boolean(),
     metadata,
     platformCount: z.number().int(),

@@ -176,6 +176,10 @@ export function createFakeAuthFlow(): FakeAuthFlow {
       record('completeLogout', request);
       return { redirectUrl: LOGGED_OUT_REDIRECT };
     },
+    backchannelLogout(request) {
+      record('backchannelLogout', request);
+      return { revokedGatewaySessions: 1 };
+    },
     provisionTokenUser(request) {
       record('provisionTokenUser', request);
       // Roles arrive through the real auth-flow service; the stand-in grants none.
