@@ -164,6 +164,7 @@ async function measureGateway(run: BenchRun, baselineBuild?: BaselineBuild): Pro
     run,
     gateway,
     measured('exchange') ? seedTarget(run, exchangeSplit) : profile.introspectSessions,
+    split,
   );
   if (pool.length < profile.introspectSessions) {
     throw new Error(`only ${pool.length} sign-ins were seeded`);

@@ -130,18 +130,24 @@ async function peerAccessToken(peer: Peer, accountId: string): Promise<string> {
 
 /**
  * Real sign-ins by returning browsers until `enough` of them (or the seeding time) passed:
- * they make S1's sessions and S2's handoff codes through the code paths users take.
+ * they make S1's sessions and S2's handoff codes through the code paths users take. With
+ * `split` running, a quarter of the browsers sign in through its edge: the split processes
+ * get the warm-up the all-in-one gateway gets, and their codes and sessions are good in both.
  */
 export async function seed(
   run: BenchRun,
   gateway: GatewayUnderTest,
   enough: number,
+  split?: SplitUnderTest,
 ): Promise<SignedIn[]> {
   const { profile } = run;
   run.step(`seeding through real sign-ins (up to ${profile.seedSeconds}s or ${enough})`);
   const pool: SignedIn[] = [];
   const seeded = await seedSignIns({
-    target: gateway.target,
+    targets:
+      split === undefined
+        ? [gateway.target]
+        : [gateway.target, gateway.target, gateway.target, split.target],
     workers: profile.seedWorkers,
     accounts: profile.accounts,
     deadline: Date.now() + profile.seedSeconds * 1000,
@@ -173,7 +179,7 @@ export async function measureExchange(
 ): Promise<void> {
   let batch = firstBatch;
   for (const [index, connections] of run.profile.costlyConnections.entries()) {
-    if (index > 0) batch = await seed(run, gateway, seedTarget(run, split));
+    if (index > 0) batch = await seed(run, gateway, seedTarget(run, split), split);
     const codes = batch.map((each) => each.code);
     // The freshest codes, up to a quarter of a batch (a short --seed-seconds makes few).
     const splitShare = Math.min(run.profile.splitExchangeCodes, Math.floor(codes.length / 4));
@@ -182,12 +188,16 @@ export async function measureExchange(
       url: gateway.url,
       authorization: gateway.bffAuthorization,
       processes: [gateway.process],
+      warmup: Math.min(Math.floor(codes.length * 0.1), 500),
     });
     if (split !== undefined) {
+      // Its level is shorter, and each of its processes warms its own code: a quarter of its
+      // codes warm it up.
       await redeemCodes(run, 'exchange-split', connections, splitCodes, {
         url: split.url,
         authorization: gateway.bffAuthorization,
         processes: split.processes,
+        warmup: Math.min(Math.floor(splitCodes.length / 4), 2_000),
       });
     }
   }
@@ -198,13 +208,13 @@ export function seedTarget(run: BenchRun, split?: SplitUnderTest): number {
   return run.profile.seedMaxCodes + (split === undefined ? 0 : run.profile.splitExchangeCodes);
 }
 
-/** One S2 level: `codes` redeemed at `connections`, the first tenth (up to 500) as warm-up. */
+/** One S2 level: `codes` redeemed at `connections`, the first `warmup` of them not measured. */
 async function redeemCodes(
   run: BenchRun,
   name: ScenarioName,
   connections: number,
   codes: string[],
-  target: { url: string; authorization: string; processes: BenchProcess[] },
+  target: { url: string; authorization: string; processes: BenchProcess[]; warmup: number },
 ): Promise<void> {
   let cursor = 0;
   const request: LoadRequest = {
@@ -217,8 +227,8 @@ async function redeemCodes(
     }),
   };
   const load = { url: target.url, requests: [request], expectedStatuses: [200] };
-  // Oldest codes first, so none outlives its lifetime; the first few hundred warm the path.
-  const warmup = Math.min(Math.floor(codes.length * 0.1), 500);
+  // Oldest codes first, so none outlives its lifetime; the first ones warm the path.
+  const { warmup } = target;
   // autocannon builds each connection's next request before it knows the run is over.
   const amount = codes.length - warmup - connections;
   if (warmup >= connections * 2) await runLoad({ ...load, connections, amount: warmup });
