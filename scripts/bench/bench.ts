@@ -28,7 +28,13 @@ import {
   formatTargets,
   round2,
 } from './report.js';
-import { BenchRun, type BenchOptions, type BenchReport, type ScenarioName } from './run.js';
+import {
+  BenchRun,
+  SPLIT_SCENARIOS,
+  type BenchOptions,
+  type BenchReport,
+  type ScenarioName,
+} from './run.js';
 import {
   checkIntrospection,
   introspectRequests,
@@ -43,14 +49,6 @@ import {
 import { checkTargets } from './targets.js';
 
 export { SCENARIOS, type BenchOptions, type BenchReport, type ScenarioName } from './run.js';
-
-/** The split deployment's scenarios, each judged against the all-in-one one beside it. */
-const SPLIT_SCENARIOS = {
-  'introspect-split': 'introspect-allinone',
-  'exchange-split': 'exchange',
-  'start-split': 'start',
-  'signin-split': 'signin',
-} as const satisfies Partial<Record<ScenarioName, ScenarioName>>;
 
 const GATEWAY_SCENARIOS: ScenarioName[] = [
   'introspect-allinone',

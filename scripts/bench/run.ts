@@ -44,6 +44,14 @@ export const SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
+/** The split deployment's scenarios, each judged against the all-in-one one beside it. */
+export const SPLIT_SCENARIOS = {
+  'introspect-split': 'introspect-allinone',
+  'exchange-split': 'exchange',
+  'start-split': 'start',
+  'signin-split': 'signin',
+} as const satisfies Partial<Record<ScenarioName, ScenarioName>>;
+
 /** main.ts's options (docs/benchmarks.md); `log` replaces stdout. */
 export type BenchOptions = {
   quick: boolean;
