@@ -9,7 +9,14 @@ import {
   type TestOpenIdProvider,
   type TestRedis,
 } from '@gateway/testkit';
-import { splitTestEnv, waitForReadyEdges } from './split-sign-in.js';
+import {
+  callback,
+  createPlatform,
+  exchange,
+  splitTestEnv,
+  startAndSignIn,
+  waitForReadyEdges,
+} from './split-sign-in.js';
 import { startSplitDeployment, type SplitDeployment, type SplitPorts } from './split-launcher.js';
 
 // The services as separate processes on PostgreSQL and Redis, two
@@ -154,5 +161,33 @@ describe('a sign-in across two edge instances in split mode', () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  it('answers starts and exchanges arriving together each on their own', async () => {
+    const edge = `http://127.0.0.1:${ports.edge}`;
+    const key = await createPlatform(edge, provider, 'TOGETHER');
+    // The edge sends the starts of one turn to auth-flow as one call: an unknown platform
+    // among them is refused, the others start.
+    const starts = await Promise.all(
+      ['TOGETHER', 'NOPE', 'TOGETHER', 'NOPE'].map((platformKey) =>
+        fetch(`${edge}/v1/auth/start?platformKey=${platformKey}&returnTo=%2F`, {
+          redirect: 'manual',
+        }),
+      ),
+    );
+    expect(starts.map((start) => start.status)).toEqual([302, 404, 302, 404]);
+    const codes: string[] = [];
+    for (const account of ['user-1', 'user-1']) {
+      codes.push(await callback(edge, await startAndSignIn(edge, provider, 'TOGETHER', account)));
+    }
+    // Each code twice and a made-up one, at once: each code is redeemed exactly once.
+    const attempts = [...codes, ...codes, `handoff_${'x'.repeat(43)}`];
+    const statuses = await Promise.all(
+      attempts.map(async (code) => (await exchange(edge, key, code)).status),
+    );
+    for (const [index] of codes.entries()) {
+      expect([statuses[index], statuses[index + codes.length]].sort()).toEqual([200, 404]);
+    }
+    expect(statuses.at(-1)).toBe(404);
   });
 });

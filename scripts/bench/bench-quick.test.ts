@@ -19,8 +19,11 @@ const scenarios = [
   'introspect-allinone',
   'introspect-split',
   'exchange',
+  'exchange-split',
   'start',
+  'start-split',
   'signin',
+  'signin-split',
   'overload',
 ];
 
@@ -93,8 +96,20 @@ describe('pnpm bench --quick', () => {
     const [signIn] = report.results.filter((row) => row.name === 'signin');
     expect(signIn?.gatewayCpuMsPerSignIn).toBeGreaterThan(0);
     expect(signIn?.identityCpuMsPerSignIn).toBeGreaterThan(0);
+    // Each split row is compared with its all-in-one row of the same run, and shows what each
+    // of the four processes used and held.
+    for (const name of ['introspect-split', 'exchange-split', 'start-split', 'signin-split']) {
+      const [split] = report.results.filter((row) => row.name === name);
+      expect({ name, ratio: typeof split?.cpuRatioToAllInOne }).toEqual({ name, ratio: 'number' });
+      expect(Object.keys(split?.rssMedianBytesByProcess ?? {}).sort()).toEqual([
+        'split-auth-flow',
+        'split-edge',
+        'split-onboarding',
+        'split-registry',
+      ]);
+    }
     expect(report.memory?.redisBytesPerSession).toBeGreaterThan(0);
     // Whether the targets hold is not the smoke test's business; that they are all listed is.
-    expect(report.targets).toHaveLength(11);
+    expect(report.targets).toHaveLength(15);
   });
 });

@@ -13,12 +13,28 @@ import {
   startGateway,
   startIdentityProvider,
   startSplit,
+  type GatewayUnderTest,
   type IdentityProvider,
+  type SplitUnderTest,
 } from './gateway.js';
+import type { LoadRequest } from './load.js';
 import { measureOverload } from './overload.js';
 import { repoRoot, rssBytes } from './processes.js';
-import { addRatios, describeRefusalCost, formatTable, formatTargets, round2 } from './report.js';
-import { BenchRun, type BenchOptions, type BenchReport, type ScenarioName } from './run.js';
+import {
+  addRatios,
+  addSplitRatios,
+  describeRefusalCost,
+  formatTable,
+  formatTargets,
+  round2,
+} from './report.js';
+import {
+  BenchRun,
+  SPLIT_SCENARIOS,
+  type BenchOptions,
+  type BenchReport,
+  type ScenarioName,
+} from './run.js';
 import {
   checkIntrospection,
   introspectRequests,
@@ -28,6 +44,7 @@ import {
   measureSessionBytes,
   measureSignIn,
   seed,
+  seedTarget,
 } from './scenarios.js';
 import { checkTargets } from './targets.js';
 
@@ -35,12 +52,12 @@ export { SCENARIOS, type BenchOptions, type BenchReport, type ScenarioName } fro
 
 const GATEWAY_SCENARIOS: ScenarioName[] = [
   'introspect-allinone',
-  'introspect-split',
   'exchange',
   'start',
   'signin',
   'overload',
   'memory',
+  ...(Object.keys(SPLIT_SCENARIOS) as ScenarioName[]),
 ];
 
 /**
@@ -114,79 +131,132 @@ async function measureBaselineSignIn(
     dir: build.dir,
     dataEnv: { DATABASE_URL: db.url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: redis.keyPrefix },
   });
-  await measureSignIn(run, gateway, idp, 'signin-baseline', {
+  await measureSignIn(run, deployed(gateway), idp, 'signin-baseline', {
     baselineRef: build.ref,
     baselineCommit: build.commit,
   });
   await run.stop(gateway.process);
 }
 
-/** S1-S6 against the all-in-one gateway, then S1 against the split deployment. */
+/**
+ * S1-S6 against the all-in-one gateway, each split scenario right after its all-in-one
+ * counterpart (so both meet the machine in the same minute), with the split deployment
+ * running beside the all-in-one one on the same database and Redis keys.
+ */
 async function measureGateway(run: BenchRun, baselineBuild?: BaselineBuild): Promise<void> {
   const { profile } = run;
+  /** A scenario, or the split one judged against it (which needs its figures). */
+  const measured = (name: ScenarioName) =>
+    run.wanted(name) ||
+    Object.entries(SPLIT_SCENARIOS).some(
+      ([split, allInOne]) => allInOne === name && run.wanted(split as ScenarioName),
+    );
   const idp = await startIdentityProvider(run);
   const gateway = await startGateway(run, idp);
+  const split = Object.keys(SPLIT_SCENARIOS).some((name) => run.wanted(name as ScenarioName))
+    ? await startSplit(run, gateway)
+    : undefined;
+  const splitFor = (name: ScenarioName) => (run.wanted(name) ? split : undefined);
+  const exchangeSplit = splitFor('exchange-split');
   const pool = await seed(
     run,
     gateway,
-    run.wanted('exchange') ? profile.seedMaxCodes : profile.introspectSessions,
+    measured('exchange') ? seedTarget(run, exchangeSplit) : profile.introspectSessions,
+    split,
   );
   if (pool.length < profile.introspectSessions) {
     throw new Error(`only ${pool.length} sign-ins were seeded`);
   }
   const sessions = pool.slice(0, profile.introspectSessions).map((each) => each.sessionToken);
-  const [session = ''] = sessions;
-  if (run.wanted('exchange')) await measureExchange(run, gateway, pool);
+  if (measured('exchange')) await measureExchange(run, gateway, pool, exchangeSplit);
   const requests = introspectRequests(gateway, sessions);
-  const gatewayPid = gateway.process.pid;
-  if (run.wanted('introspect-allinone') || run.wanted('overload')) {
-    await checkIntrospection(gateway.url, gateway, session);
-    await run.measure({
-      name: 'introspect-allinone',
-      url: gateway.url,
-      requests,
-      expectedStatuses: [200],
-      serverPids: [gatewayPid],
-      rssPid: gatewayPid,
-    });
+  if (measured('introspect-allinone') || run.wanted('overload')) {
+    await measureIntrospection(run, gateway, sessions, splitFor('introspect-split'));
   }
-  if (run.wanted('start')) {
-    await run.measure({
-      name: 'start',
-      url: gateway.url,
-      requests: [{ method: 'GET', path: '/v1/auth/start?platformKey=BENCH&returnTo=%2F' }],
-      expectedStatuses: [302],
-      serverPids: [gatewayPid],
-    });
-  }
-  if (run.wanted('signin')) {
-    await measureSignIn(run, gateway, idp);
-    // Right after, so both builds meet the machine in the same minute.
+  if (measured('start')) await measureStart(run, gateway, splitFor('start-split'));
+  if (measured('signin')) {
+    await measureSignIn(run, deployed(gateway), idp);
+    const signInSplit = splitFor('signin-split');
+    if (signInSplit !== undefined) await measureSignIn(run, signInSplit, idp, 'signin-split');
     if (baselineBuild !== undefined) await measureBaselineSignIn(run, idp, baselineBuild);
   }
+  for (const each of split?.processes ?? []) await run.stop(each);
+  const gatewayPid = gateway.process.pid;
   if (run.wanted('overload')) await measureOverload(run, gateway, requests, [idp.process.pid]);
   if (run.wanted('memory')) await measureSessionBytes(run);
   run.report.settings.gatewayRssAtStartBytes = gateway.rssAtStartBytes;
   run.report.settings.gatewayRssAtEndBytes = await rssBytes(gatewayPid);
   await run.stop(gateway.process);
-  if (run.wanted('introspect-split')) {
-    const split = await startSplit(run, gateway);
-    await checkIntrospection(split.url, gateway, session);
-    await run.measure({
-      name: 'introspect-split',
-      url: split.url,
-      requests,
-      expectedStatuses: [200],
-      serverPids: split.processes.map((each) => each.pid),
-    });
-    for (const each of split.processes) await run.stop(each);
-  }
   await run.stop(idp.process);
+}
+
+/** The all-in-one gateway as S4 measures a deployment: where to sign in, whose CPU counts. */
+function deployed(gateway: GatewayUnderTest) {
+  return { target: gateway.target, processes: [gateway.process] };
+}
+
+/** S1 against the all-in-one gateway, then against the split deployment. */
+async function measureIntrospection(
+  run: BenchRun,
+  gateway: GatewayUnderTest,
+  sessions: string[],
+  split: SplitUnderTest | undefined,
+): Promise<void> {
+  const [session = ''] = sessions;
+  const requests = introspectRequests(gateway, sessions);
+  const gatewayPid = gateway.process.pid;
+  await checkIntrospection(gateway.url, gateway, session);
+  await run.measure({
+    name: 'introspect-allinone',
+    url: gateway.url,
+    requests,
+    expectedStatuses: [200],
+    serverPids: [gatewayPid],
+    rssPid: gatewayPid,
+  });
+  if (split === undefined) return;
+  await checkIntrospection(split.url, gateway, session);
+  await run.measure({
+    name: 'introspect-split',
+    url: split.url,
+    requests,
+    expectedStatuses: [200],
+    serverPids: split.processes.map((each) => each.pid),
+    byProcess: split.processes,
+  });
+}
+
+/** S3 against the all-in-one gateway, then against the split deployment. */
+async function measureStart(
+  run: BenchRun,
+  gateway: GatewayUnderTest,
+  split: SplitUnderTest | undefined,
+): Promise<void> {
+  const requests: LoadRequest[] = [
+    { method: 'GET', path: '/v1/auth/start?platformKey=BENCH&returnTo=%2F' },
+  ];
+  await run.measure({
+    name: 'start',
+    url: gateway.url,
+    requests,
+    expectedStatuses: [302],
+    serverPids: [gateway.process.pid],
+  });
+  if (split === undefined) return;
+  await run.measure({
+    name: 'start-split',
+    url: split.url,
+    requests,
+    expectedStatuses: [302],
+    serverPids: split.processes.map((each) => each.pid),
+    byProcess: split.processes,
+  });
 }
 
 async function writeReport(run: BenchRun): Promise<BenchReport> {
   const { report } = run;
   addRatios(report.results);
+  addSplitRatios(report.results, SPLIT_SCENARIOS);
   report.targets = checkTargets(report);
   report.machine.loadAverageAtEnd = loadavg().map(round2);
   report.finishedAt = new Date().toISOString();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { BenchReport } from './bench.js';
-import type { ResultRow } from './report.js';
+import { addSplitRatios, type ResultRow } from './report.js';
+import { SPLIT_SCENARIOS } from './run.js';
 import { checkTargets } from './targets.js';
 
 const SHED_BODY =
@@ -89,6 +90,39 @@ describe('checkTargets, throughput ratios', () => {
 
   it('is not judged without its rows', () => {
     expect(check('S2 exchange', [baseline])).toMatchObject({ holds: null, value: 'not measured' });
+  });
+});
+
+describe("checkTargets, the split deployment's CPU against the all-in-one's", () => {
+  /** A row whose processes used `ms` of CPU per operation over 1,000 operations. */
+  const used = (name: string, connections: number, ms: number) =>
+    row(name, connections, { serverCpuMs: ms * 1_000 });
+
+  it('holds at 1.5x or less per operation, at each connection count of the same run', () => {
+    const rows = [
+      used('start', 50, 0.2),
+      used('start', 100, 0.25),
+      used('start-split', 50, 0.3),
+      used('start-split', 100, 0.25),
+    ];
+    addSplitRatios(rows, SPLIT_SCENARIOS);
+    expect(check('S3 start split CPU', rows)).toEqual({
+      target: "S3 start split CPU per operation <= 1.5x the all-in-one's",
+      value: '1.50x (0.300 ms / 0.2 ms) @50, 1.00x (0.250 ms / 0.25 ms) @100',
+      holds: true,
+    });
+    const costly = [used('signin', 50, 4), used('signin-split', 50, 6.4)];
+    addSplitRatios(costly, SPLIT_SCENARIOS);
+    expect(check('S4 sign-in split CPU', costly)).toMatchObject({
+      value: '1.60x (6.400 ms / 4 ms) @50',
+      holds: false,
+    });
+  });
+
+  it('is not judged without the all-in-one row of the same connection count', () => {
+    const rows = [used('exchange', 50, 0.3), used('exchange-split', 100, 0.3)];
+    addSplitRatios(rows, SPLIT_SCENARIOS);
+    expect(check('S2 exchange split CPU', rows)?.holds).toBeNull();
   });
 });
 
@@ -216,6 +250,10 @@ describe('checkTargets', () => {
       'S5',
       'S5',
       'S5',
+      'S1',
+      'S2',
+      'S3',
+      'S4',
     ]);
     expect(checkTargets(report).some((each) => /p99|latency/i.test(each.target))).toBe(false);
   });

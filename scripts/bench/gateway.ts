@@ -146,11 +146,21 @@ async function createPlatform(url: string, adminToken: string) {
   return { bff, backend };
 }
 
-/** The split deployment (edge, registry, auth-flow, onboarding): answers the edge's URL. */
+/**
+ * The split deployment: the edge, registry, auth-flow and onboarding processes.
+ * `processes` are named `split-<service>`.
+ */
+export type SplitUnderTest = { url: string; processes: BenchProcess[]; target: LoginTarget };
+
+/**
+ * Starts the split deployment with the all-in-one gateway's configuration, database, Redis
+ * keys and encryption keys: sessions, handoff codes and platform keys made through either
+ * deployment are good in the other, and the platform the all-in-one created is the split's.
+ */
 export async function startSplit(
   run: BenchRun,
   gateway: GatewayUnderTest,
-): Promise<{ url: string; processes: BenchProcess[] }> {
+): Promise<SplitUnderTest> {
   run.step('starting the split deployment (edge, registry, auth-flow, onboarding)');
   const names = ['registry', 'auth-flow', 'onboarding', 'edge'] as const;
   const ports = new Map<string, number>();
@@ -175,8 +185,9 @@ export async function startSplit(
       true,
     ),
   );
-  await waitUntilReady(internal('edge'), processes);
-  return { url: internal('edge'), processes };
+  const url = internal('edge');
+  await waitUntilReady(url, processes);
+  return { url, processes, target: { ...gateway.target, gatewayUrl: url } };
 }
 
 async function waitUntilReady(url: string, all: BenchProcess[]): Promise<void> {

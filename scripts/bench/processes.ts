@@ -178,3 +178,35 @@ export async function usageOver(
     },
   };
 }
+
+/** Each process's share of one run, by name: CPU per request and the median of its RSS. */
+export type ByProcess = {
+  cpuMsPerRequestByProcess: Record<string, number>;
+  rssMedianBytesByProcess: Record<string, number>;
+};
+
+/**
+ * CPU per request and RSS of each of `processes` over one run (the split deployment's four
+ * processes: where an operation's CPU goes, and what each process holds).
+ */
+export async function figuresByProcess(
+  processes: readonly BenchProcess[],
+): Promise<{ done(requests: number): Promise<ByProcess> }> {
+  const rss = processes.map((each) => sampleRss(each.pid));
+  const before = await Promise.all(processes.map((each) => cpuMs(each.pid)));
+  return {
+    done: async (requests) => {
+      const after = await Promise.all(processes.map((each) => cpuMs(each.pid)));
+      const medians = await Promise.all(rss.map(async (each) => (await each.stop()).medianBytes));
+      const cpuMsPerRequestByProcess: Record<string, number> = {};
+      const rssMedianBytesByProcess: Record<string, number> = {};
+      processes.forEach((each, index) => {
+        const used = (after[index] ?? 0) - (before[index] ?? 0);
+        cpuMsPerRequestByProcess[each.name] =
+          Math.round((used / Math.max(requests, 1)) * 1000) / 1000;
+        rssMedianBytesByProcess[each.name] = medians[index] ?? 0;
+      });
+      return { cpuMsPerRequestByProcess, rssMedianBytesByProcess };
+    },
+  };
+}

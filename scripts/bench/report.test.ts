@@ -63,6 +63,29 @@ describe('rowNotes', () => {
   });
 });
 
+describe('rowNotes of a split row', () => {
+  it("gives its CPU per operation against the all-in-one's, then each process's CPU and RSS", () => {
+    expect(
+      rowNotes(
+        row({
+          name: 'start-split',
+          cpuRatioToAllInOne: 1.234,
+          allInOneCpuMsPerRequest: 0.21,
+          cpuMsPerRequestByProcess: { 'split-edge': 0.12, 'split-auth-flow': 0.1345 },
+          rssMedianBytesByProcess: {
+            'split-edge': 150 * 2 ** 20,
+            'split-auth-flow': 99.6 * 2 ** 20,
+          },
+        }),
+      ),
+    ).toEqual([
+      "CPU/op 1.23x the all-in-one's (0.21 ms)",
+      'CPU ms/op: edge 0.120, auth-flow 0.135',
+      'RSS: edge 150 MB, auth-flow 100 MB',
+    ]);
+  });
+});
+
 describe('describeRefusalCost', () => {
   it('names r, the CPU it comes from and the bounds it sets', () => {
     expect(

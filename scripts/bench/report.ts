@@ -79,6 +79,28 @@ export function addRatios(rows: ResultRow[]): void {
   }
 }
 
+/**
+ * Fills each split row's `cpuRatioToAllInOne`: its CPU per operation (all four processes)
+ * over that of the all-in-one row `pairs` names for it, at the same connection count, in
+ * the same run (`allInOneCpuMsPerRequest`).
+ */
+export function addSplitRatios(
+  rows: ResultRow[],
+  pairs: Readonly<Partial<Record<string, string>>>,
+): void {
+  const perOperation = (row: ResultRow) =>
+    typeof row.serverCpuMs === 'number' && row.requests > 0 ? row.serverCpuMs / row.requests : 0;
+  for (const row of rows) {
+    const allInOneName = pairs[row.name];
+    const allInOne = rows.find(
+      (each) => each.name === allInOneName && each.connections === row.connections,
+    );
+    if (allInOne === undefined || perOperation(allInOne) <= 0) continue;
+    row.allInOneCpuMsPerRequest = Math.round(perOperation(allInOne) * 1000) / 1000;
+    row.cpuRatioToAllInOne = round2(perOperation(row) / perOperation(allInOne));
+  }
+}
+
 /** The figures as one Markdown table: printed by the bench and pasted into the docs. */
 export function formatTable(rows: ResultRow[]): string {
   const header = [
@@ -157,6 +179,23 @@ export function rowNotes(row: ResultRow): string[] {
         ? ` (${row.redisScriptsPerSignIn.toFixed(1)} scripts)`
         : '';
     notes.push(`${row.redisCommandsPerSignIn.toFixed(1)} Redis commands/sign-in${scripts}`);
+  }
+  if (typeof row.cpuRatioToAllInOne === 'number') {
+    notes.push(
+      `CPU/op ${row.cpuRatioToAllInOne.toFixed(2)}x the all-in-one's ` +
+        `(${String(row.allInOneCpuMsPerRequest)} ms)`,
+    );
+  }
+  const byProcess = (figures: unknown, format: (value: number) => string) =>
+    Object.entries((figures ?? {}) as Record<string, number>)
+      .map(([name, value]) => `${name.replace(/^split-/, '')} ${format(value)}`)
+      .join(', ');
+  if (row.cpuMsPerRequestByProcess !== undefined) {
+    notes.push(`CPU ms/op: ${byProcess(row.cpuMsPerRequestByProcess, (ms) => ms.toFixed(3))}`);
+  }
+  if (row.rssMedianBytesByProcess !== undefined) {
+    const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+    notes.push(`RSS: ${byProcess(row.rssMedianBytesByProcess, mb)}`);
   }
   if (typeof row.freshCodes === 'number') {
     notes.push(`${row.freshCodes} fresh codes in ${row.durationSeconds.toFixed(1)} s`);

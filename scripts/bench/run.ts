@@ -9,7 +9,14 @@ import {
   type TestRedis,
 } from '@gateway/testkit';
 import { runLoad, type LoadRequest, type LoadResult } from './load.js';
-import { repoRoot, sampleRss, startTsxProcess, usageOver, type BenchProcess } from './processes.js';
+import {
+  figuresByProcess,
+  repoRoot,
+  sampleRss,
+  startTsxProcess,
+  usageOver,
+  type BenchProcess,
+} from './processes.js';
 import {
   describeMachine,
   round2,
@@ -27,12 +34,23 @@ export const SCENARIOS = [
   'introspect-allinone',
   'introspect-split',
   'exchange',
+  'exchange-split',
   'start',
+  'start-split',
   'signin',
+  'signin-split',
   'overload',
   'memory',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** The split deployment's scenarios, each judged against the all-in-one one beside it. */
+export const SPLIT_SCENARIOS = {
+  'introspect-split': 'introspect-allinone',
+  'exchange-split': 'exchange',
+  'start-split': 'start',
+  'signin-split': 'signin',
+} as const satisfies Partial<Record<ScenarioName, ScenarioName>>;
 
 /** main.ts's options (docs/benchmarks.md); `log` replaces stdout. */
 export type BenchOptions = {
@@ -75,6 +93,11 @@ const FULL = {
    */
   seedSeconds: 290,
   seedMaxCodes: 250_000,
+  /**
+   * The freshest codes of each S2 batch (at most a quarter of it) go to the split deployment's
+   * level, right after the all-in-one's: a few seconds of its exchanges, warm-up included.
+   */
+  splitExchangeCodes: 10_000,
   /** Sessions introspected in rotation by S1 and S5. */
   introspectSessions: 300,
   /** Access tokens the peer introspects in rotation. */
@@ -96,6 +119,7 @@ const QUICK: Profile = {
   seedWorkers: 8,
   seedSeconds: 20,
   seedMaxCodes: 100,
+  splitExchangeCodes: 30,
   introspectSessions: 40,
   peerTokens: 5,
 };
@@ -129,6 +153,8 @@ export type MeasureSpec = {
   serverPids: number[];
   /** Samples this process's RSS during each level (median in the row). */
   rssPid?: number;
+  /** The split deployment's processes: each one's CPU per request and RSS in the row. */
+  byProcess?: readonly BenchProcess[];
 };
 
 /** Databases, Redis connections, the processes started and the report of one bench run. */
@@ -271,6 +297,8 @@ export class BenchRun {
     for (const connections of profile.connections) {
       const usage = await usageOver(spec.serverPids);
       const rss = spec.rssPid === undefined ? undefined : sampleRss(spec.rssPid);
+      const byProcess =
+        spec.byProcess === undefined ? undefined : await figuresByProcess(spec.byProcess);
       const result = await runLoad({
         ...load,
         connections,
@@ -281,6 +309,7 @@ export class BenchRun {
       this.addRow(spec.name, connections, result, {
         ...cpu,
         ...(rssMedianBytes === undefined ? {} : { rssMedianBytes }),
+        ...(await byProcess?.done(result.requests)),
       });
     }
   }

@@ -1,12 +1,12 @@
 import pg from 'pg';
 import { randomToken } from '@gateway/crypto';
 import { basicAuthorization, pkcePair, providerBrowser } from './browser.js';
-import type { GatewayUnderTest, IdentityProvider } from './gateway.js';
+import type { GatewayUnderTest, IdentityProvider, SplitUnderTest } from './gateway.js';
 import { runLoad, type LoadRequest } from './load.js';
-import { cpuMs, usageOver } from './processes.js';
+import { cpuMs, figuresByProcess, usageOver, type BenchProcess } from './processes.js';
 import { percentile, round2 } from './report.js';
 import type { BenchRun, ScenarioName } from './run.js';
-import { exchange, seedSignIns, signIn, type SignedIn } from './sign-in.js';
+import { exchange, seedSignIns, signIn, type LoginTarget, type SignedIn } from './sign-in.js';
 
 /** Baselines (a)-(d): the cheapest servers doing what a gateway request does at least. */
 export async function measureBaselines(run: BenchRun): Promise<void> {
@@ -130,18 +130,24 @@ async function peerAccessToken(peer: Peer, accountId: string): Promise<string> {
 
 /**
  * Real sign-ins by returning browsers until `enough` of them (or the seeding time) passed:
- * they make S1's sessions and S2's handoff codes through the code paths users take.
+ * they make S1's sessions and S2's handoff codes through the code paths users take. With
+ * `split` running, a quarter of the browsers sign in through its edge: the split processes
+ * get the warm-up the all-in-one gateway gets, and their codes and sessions are good in both.
  */
 export async function seed(
   run: BenchRun,
   gateway: GatewayUnderTest,
   enough: number,
+  split?: SplitUnderTest,
 ): Promise<SignedIn[]> {
   const { profile } = run;
   run.step(`seeding through real sign-ins (up to ${profile.seedSeconds}s or ${enough})`);
   const pool: SignedIn[] = [];
   const seeded = await seedSignIns({
-    target: gateway.target,
+    targets:
+      split === undefined
+        ? [gateway.target]
+        : [gateway.target, gateway.target, gateway.target, split.target],
     workers: profile.seedWorkers,
     accounts: profile.accounts,
     deadline: Date.now() + profile.seedSeconds * 1000,
@@ -158,46 +164,88 @@ export async function seed(
   return pool;
 }
 
-/** S2: every request redeems a fresh code; each level gets a batch of its own. */
+/**
+ * S2: every request redeems a fresh code; each level gets a batch of its own. With `split`,
+ * the freshest codes of each batch (`splitExchangeCodes`, at most a quarter) are redeemed
+ * through the split deployment
+ * right after the all-in-one's level (`exchange-split`): both deployments share the
+ * database, the Redis keys and the encryption keys, so a code either made is good in both.
+ */
 export async function measureExchange(
   run: BenchRun,
   gateway: GatewayUnderTest,
   firstBatch: SignedIn[],
+  split?: SplitUnderTest,
 ): Promise<void> {
-  let codes = firstBatch.map((signedIn) => signedIn.code);
+  let batch = firstBatch;
+  for (const [index, connections] of run.profile.costlyConnections.entries()) {
+    if (index > 0) batch = await seed(run, gateway, seedTarget(run, split), split);
+    const codes = batch.map((each) => each.code);
+    // The freshest codes, up to a quarter of a batch (a short --seed-seconds makes few).
+    const splitShare = Math.min(run.profile.splitExchangeCodes, Math.floor(codes.length / 4));
+    const splitCodes = split === undefined ? [] : codes.splice(codes.length - splitShare);
+    await redeemCodes(run, 'exchange', connections, codes, {
+      url: gateway.url,
+      authorization: gateway.bffAuthorization,
+      processes: [gateway.process],
+      warmup: Math.min(Math.floor(codes.length * 0.1), 500),
+    });
+    if (split !== undefined) {
+      // Its level is shorter, and each of its processes warms its own code: a quarter of its
+      // codes warm it up.
+      await redeemCodes(run, 'exchange-split', connections, splitCodes, {
+        url: split.url,
+        authorization: gateway.bffAuthorization,
+        processes: split.processes,
+        warmup: Math.min(Math.floor(splitCodes.length / 4), 2_000),
+      });
+    }
+  }
+}
+
+/** How many codes a seeding for S2 makes at most: the all-in-one's, plus the split's. */
+export function seedTarget(run: BenchRun, split?: SplitUnderTest): number {
+  return run.profile.seedMaxCodes + (split === undefined ? 0 : run.profile.splitExchangeCodes);
+}
+
+/** One S2 level: `codes` redeemed at `connections`, the first `warmup` of them not measured. */
+async function redeemCodes(
+  run: BenchRun,
+  name: ScenarioName,
+  connections: number,
+  codes: string[],
+  target: { url: string; authorization: string; processes: BenchProcess[]; warmup: number },
+): Promise<void> {
   let cursor = 0;
   const request: LoadRequest = {
     method: 'POST',
     path: '/v1/auth/exchange',
-    headers: { authorization: gateway.bffAuthorization, 'content-type': 'application/json' },
+    headers: { authorization: target.authorization, 'content-type': 'application/json' },
     setupRequest: (each) => ({
       ...each,
       body: JSON.stringify({ code: codes[cursor++] ?? 'handoff_pool_exhausted' }),
     }),
   };
-  const load = { url: gateway.url, requests: [request], expectedStatuses: [200] };
-  for (const [index, connections] of run.profile.costlyConnections.entries()) {
-    if (index > 0) {
-      codes = (await seed(run, gateway, run.profile.seedMaxCodes)).map((each) => each.code);
-    }
-    // Oldest codes first, so none outlives its lifetime; the first few hundred warm the path.
-    const warmup = Math.min(Math.floor(codes.length * 0.1), 500);
-    // autocannon builds each connection's next request before it knows the run is over.
-    const amount = codes.length - warmup - connections;
-    cursor = 0;
-    if (warmup >= connections * 2) await runLoad({ ...load, connections, amount: warmup });
-    cursor = warmup;
-    if (amount < connections) {
-      run.report.notes.push(`exchange @${connections}: too few codes (${codes.length})`);
-      continue;
-    }
-    const usage = await usageOver([gateway.process.pid]);
-    const result = await runLoad({ ...load, connections, amount });
-    run.addRow('exchange', connections, result, {
-      ...(await usage.done(result)),
-      freshCodes: amount,
-    });
+  const load = { url: target.url, requests: [request], expectedStatuses: [200] };
+  // Oldest codes first, so none outlives its lifetime; the first ones warm the path.
+  const { warmup } = target;
+  // autocannon builds each connection's next request before it knows the run is over.
+  const amount = codes.length - warmup - connections;
+  if (warmup >= connections * 2) await runLoad({ ...load, connections, amount: warmup });
+  cursor = warmup;
+  if (amount < connections) {
+    run.report.notes.push(`${name} @${connections}: too few codes (${codes.length})`);
+    return;
   }
+  const split = target.processes.length > 1 ? target.processes : undefined;
+  const byProcess = split === undefined ? undefined : await figuresByProcess(split);
+  const usage = await usageOver(target.processes.map((each) => each.pid));
+  const result = await runLoad({ ...load, connections, amount });
+  run.addRow(name, connections, result, {
+    ...(await usage.done(result)),
+    ...(await byProcess?.done(result.requests)),
+    freshCodes: amount,
+  });
 }
 
 /**
@@ -250,13 +298,14 @@ export async function checkIntrospection(
 
 /**
  * S4: whole sign-ins with fresh browsers (start → the provider's login and consent pages →
- * callback → exchange). A request is a sign-in; the row (named `name`: `signin`, or
- * `signin-baseline` for another build) carries the gateway's and the identity provider's CPU
- * per sign-in, measured over the same seconds, and the Redis commands per sign-in.
+ * callback → exchange). A request is a sign-in; the row (named `name`: `signin`,
+ * `signin-baseline` for another build, `signin-split` for the split deployment) carries the
+ * gateway's CPU per sign-in (all of its `processes`, and each one's with several) and the
+ * identity provider's, measured over the same seconds, and the Redis commands per sign-in.
  */
 export async function measureSignIn(
   run: BenchRun,
-  gateway: GatewayUnderTest,
+  gateway: { target: LoginTarget; processes: BenchProcess[] },
   idp: IdentityProvider,
   name = 'signin',
   extra: Record<string, unknown> = {},
@@ -272,8 +321,10 @@ export async function measureSignIn(
     if (answer.status !== 200) throw new Error(`exchange answered ${answer.status}`);
   };
   await closedLoop(profile.costlyConnections[0] ?? 50, profile.signInWarmupSeconds, wholeSignIn);
+  const split = gateway.processes.length > 1 ? gateway.processes : undefined;
   for (const connections of profile.costlyConnections) {
-    const usage = await usageOver([gateway.process.pid]);
+    const byProcess = split === undefined ? undefined : await figuresByProcess(split);
+    const usage = await usageOver(gateway.processes.map((each) => each.pid));
     const identityBefore = await cpuMs(idp.process.pid);
     const redisBefore = await redisCalls(run.rawRedis);
     const loop = await closedLoop(connections, profile.measureSeconds, wholeSignIn);
@@ -295,6 +346,7 @@ export async function measureSignIn(
       },
       {
         ...cpu,
+        ...(await byProcess?.done(loop.completed)),
         ...extra,
         gatewayCpuMsPerSignIn: cpu.serverCpuMsPerRequest,
         identityCpuMsPerSignIn: perSignIn(identityCpu),

@@ -76,9 +76,10 @@ export async function exchange(
  * Signs in as fast as it can with `workers` concurrent browsers until `enough()` or the
  * deadline: each worker cycles through browsers of its own, one per account, so after each
  * account's first sign-in (login and consent pages) the identity provider answers at once.
+ * Worker i signs in at `targets[i % targets.length]`.
  */
 export async function seedSignIns(options: {
-  target: LoginTarget;
+  targets: readonly LoginTarget[];
   workers: number;
   accounts: number;
   deadline: number;
@@ -90,23 +91,24 @@ export async function seedSignIns(options: {
   let failures = 0;
   let firstError: string | undefined;
   const worker = async (index: number) => {
+    const target = options.targets[index % options.targets.length] as LoginTarget;
     const browsers: { browser: ProviderBrowser; accountId: string }[] = [];
     for (let account = index; account < options.accounts; account += options.workers) {
       browsers.push({
-        browser: providerBrowser(options.target.providerOrigin),
+        browser: providerBrowser(target.providerOrigin),
         accountId: `user-${account + 1}`,
       });
     }
     if (browsers.length === 0) {
       browsers.push({
-        browser: providerBrowser(options.target.providerOrigin),
+        browser: providerBrowser(target.providerOrigin),
         accountId: `user-${(index % options.accounts) + 1}`,
       });
     }
     for (let turn = 0; Date.now() < options.deadline && !options.enough(count); turn += 1) {
       const { browser, accountId } = browsers[turn % browsers.length] as (typeof browsers)[0];
       try {
-        const signedIn = await signIn(options.target, browser, accountId);
+        const signedIn = await signIn(target, browser, accountId);
         count += 1;
         options.onSignedIn(signedIn);
       } catch (error) {

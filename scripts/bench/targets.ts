@@ -41,7 +41,36 @@ export function checkTargets(report: BenchReport): TargetCheck[] {
     signInCpu(rows('signin')),
     signInCpuAgainstBaseline(rows('signin'), rows('signin-baseline')),
     ...overloadChecks(rows('overload')),
+    splitCpu('S1 introspect', rows('introspect-split')),
+    splitCpu('S2 exchange', rows('exchange-split')),
+    splitCpu('S3 start', rows('start-split')),
+    splitCpu('S4 sign-in', rows('signin-split')),
   ];
+}
+
+/** The most CPU an operation may cost the split deployment, as a multiple of the all-in-one's. */
+const SPLIT_CPU_LIMIT = 1.5;
+
+/**
+ * The split deployment's CPU per operation (its four processes together) against the
+ * all-in-one gateway's in the same run, at each connection count (report.ts addSplitRatios).
+ */
+function splitCpu(operation: string, split: ResultRow[]): TargetCheck {
+  return judge(
+    `${operation} split CPU per operation <= ${SPLIT_CPU_LIMIT}x the all-in-one's`,
+    split.flatMap((row) => {
+      if (typeof row.cpuRatioToAllInOne !== 'number') return [];
+      const perOperation = row.requests > 0 ? Number(row.serverCpuMs) / row.requests : 0;
+      return [
+        {
+          text:
+            `${row.cpuRatioToAllInOne.toFixed(2)}x (${perOperation.toFixed(3)} ms / ` +
+            `${String(row.allInOneCpuMsPerRequest)} ms) @${row.connections}`,
+          holds: row.cpuRatioToAllInOne <= SPLIT_CPU_LIMIT,
+        },
+      ];
+    }),
+  );
 }
 
 type Judged = { text: string; holds: boolean };

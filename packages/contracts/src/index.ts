@@ -6,6 +6,7 @@ export * from './gen/grpc/health/v1/health_pb.js';
 export * from './gen/registry/v1/registry_pb.js';
 export * from './gen/authflow/v1/authflow_pb.js';
 export * from './gen/authflow/v1/session_introspection_pb.js';
+export * from './gen/authflow/v1/login_batches_pb.js';
 export * from './gen/onboarding/v1/onboarding_pb.js';
 export * from './gen/onboarding/v1/profile_pb.js';
 export * from './audit-record-kinds.js';

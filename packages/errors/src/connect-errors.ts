@@ -129,10 +129,33 @@ export function fromConnectError(error: unknown): GatewayError {
 }
 
 /**
- * Server-side Connect interceptor: a GatewayError leaves the service as a Connect error with
- * its detail; a ConnectError passes as it is; any other failure is reported to `onUnexpected` (for the log, with its stack)
- * and leaves as SERVICE_UNAVAILABLE when PostgreSQL or Redis failed, otherwise as
- * a bare Internal error that reveals nothing.
+ * What a service answers when its work fails with `error`: a GatewayError as a Connect error
+ * with its detail; a ConnectError as it is; any other failure is reported to `onUnexpected`
+ * (for the log, with its stack) and answered as SERVICE_UNAVAILABLE when PostgreSQL or Redis
+ * failed, otherwise as a bare Internal error that reveals nothing. `procedure` names the call
+ * (`<service>/<method>`) in the report.
+ */
+export function serviceErrorOf(
+  error: unknown,
+  procedure: string,
+  onUnexpected: (error: unknown, procedure: string) => void,
+): ConnectError {
+  if (error instanceof GatewayError) return toConnectError(error);
+  // A Connect error is a deliberate protocol answer (e.g. NotFound for an unknown health
+  // service name); it passes unchanged.
+  if (error instanceof ConnectError) return error;
+  onUnexpected(error, procedure);
+  if (isDependencyFailure(error)) {
+    return toConnectError(
+      new GatewayError('SERVICE_UNAVAILABLE', 'A gateway dependency is unavailable.'),
+    );
+  }
+  return new ConnectError('Internal error.', Code.Internal);
+}
+
+/**
+ * Server-side Connect interceptor, the error boundary of every service call: a failure leaves
+ * the service as serviceErrorOf answers it.
  */
 export function createErrorInterceptor(options: {
   onUnexpected: (error: unknown, procedure: string) => void;
@@ -141,18 +164,8 @@ export function createErrorInterceptor(options: {
     try {
       return await next(request);
     } catch (error) {
-      if (error instanceof GatewayError) throw toConnectError(error);
-      // A Connect error is a deliberate protocol answer (e.g. NotFound for an unknown
-      // health service name); it passes unchanged.
-      if (error instanceof ConnectError) throw error;
       const procedure = `${request.service.typeName}/${request.method.name}`;
-      options.onUnexpected(error, procedure);
-      if (isDependencyFailure(error)) {
-        throw toConnectError(
-          new GatewayError('SERVICE_UNAVAILABLE', 'A gateway dependency is unavailable.'),
-        );
-      }
-      throw new ConnectError('Internal error.', Code.Internal);
+      throw serviceErrorOf(error, procedure, options.onUnexpected);
     }
   };
 }

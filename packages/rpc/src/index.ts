@@ -6,7 +6,9 @@ export {
 } from './health-service.js';
 export { callerDeadline } from './caller-deadline.js';
 export { createDirectClient } from './direct-client.js';
-export { createServiceInterceptors } from './service-interceptors.js';
+export { createServiceInterceptors, unexpectedErrorLog } from './service-interceptors.js';
+export { itemError, settleEach, type ItemOutcome } from './batch-items.js';
+export { callsTogether, MAX_ITEMS_PER_CALL } from './calls-together.js';
 export {
   findImplementation,
   implementationOf,

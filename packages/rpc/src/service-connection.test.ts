@@ -70,6 +70,8 @@ const registryImpl: Partial<ServiceImpl<typeof RegistryService>> = {
       case 'SLOW':
         await slowGate.promise;
         break;
+      case 'LARGE':
+        return { environment: { environmentKey: 'LARGE', displayName: 'x'.repeat(8_000) } };
     }
     // A partial init object, as implementations return them: most fields left out.
     return { environment: { environmentKey: request.environmentKey, displayName: 'Staging' } };
@@ -295,6 +297,18 @@ describe.each(modes)('a connection (%s)', (mode) => {
     } finally {
       await other?.close();
     }
+  });
+
+  it('answers a large message uncompressed', async () => {
+    let encoding: string | null | undefined;
+    const answer = await connectionFor(mode)
+      .client(RegistryService)
+      .getIdentityEnvironment(
+        { environmentKey: 'LARGE' },
+        { onHeader: (header) => (encoding = header.get('content-encoding')) },
+      );
+    expect(answer.environment?.displayName).toHaveLength(8_000);
+    expect(encoding ?? null).toBeNull();
   });
 
   it('serves the real Health service next to it', async () => {

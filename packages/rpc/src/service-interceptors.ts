@@ -10,9 +10,14 @@ import { createServerTracingInterceptor, type Logger } from '@gateway/telemetry'
 export function createServiceInterceptors(logger: Logger): Interceptor[] {
   return [
     createServerTracingInterceptor(),
-    createErrorInterceptor({
-      onUnexpected: (error, procedure) =>
-        logger.error({ err: error, procedure }, 'unexpected error'),
-    }),
+    createErrorInterceptor({ onUnexpected: unexpectedErrorLog(logger) }),
   ];
+}
+
+/**
+ * How a service logs a failure it did not raise on purpose (its error boundary, and each item
+ * of a batch call): with its stack and the procedure it failed in.
+ */
+export function unexpectedErrorLog(logger: Logger): (error: unknown, procedure: string) => void {
+  return (error, procedure) => logger.error({ err: error, procedure }, 'unexpected error');
 }

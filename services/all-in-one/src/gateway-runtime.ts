@@ -195,6 +195,10 @@ function authFlowTarget(
   return inProcess(
     logger,
     'auth-flow',
-    createAuthFlowImplementations({ deps: authFlowDeps, probeTimeoutMs: config.databaseTimeoutMs }),
+    createAuthFlowImplementations({
+      deps: authFlowDeps,
+      probeTimeoutMs: config.databaseTimeoutMs,
+      logger: logger.child({ component: 'auth-flow' }),
+    }),
   );
 }

@@ -1,6 +1,7 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
   AuthFlowService,
+  LoginBatchService,
   SessionIntrospectionService,
   type ProvisionTokenUserRequest,
 } from '@gateway/contracts';
@@ -8,14 +9,17 @@ import {
   callerDeadline,
   createHealthImplementation,
   implementationOf,
+  unexpectedErrorLog,
   type ReadinessProbe,
   type ServiceImplementation,
 } from '@gateway/rpc';
+import type { Logger } from '@gateway/telemetry';
 import { createAccountService, type AccountService } from './account.js';
 import type { AuthFlowDeps } from './auth-flow-deps.js';
 import { createBackchannelLogout } from './backchannel-logout.js';
 import { createEnvironmentClients } from './environment-clients.js';
 import { createLoginFlow } from './login-flow.js';
+import { createLoginBatches } from './login-batches.js';
 import { createLogoutFlow } from './logout-flow.js';
 import { createSessionHandoff } from './session-handoff.js';
 import { createSessionIntrospection } from './session-introspection.js';
@@ -155,11 +159,14 @@ async function accountWithLocalUser(account: AccountService, userId: string) {
 export type AuthFlowServiceOptions = {
   deps: AuthFlowDeps;
   probeTimeoutMs: number;
+  /** The service's log: a failure of one item of a batch call is logged there. */
+  logger: Logger;
 };
 
 /**
  * The auth-flow service, made once per process: AuthFlowService, SessionIntrospectionService
- * (the edge's introspections that reach it together over the wire) and the gRPC health service.
+ * and LoginBatchService (the edge's introspections, starts and exchanges that reach it together
+ * over the wire) and the gRPC health service.
  */
 export function createAuthFlowImplementations(
   options: AuthFlowServiceOptions,
@@ -173,6 +180,10 @@ export function createAuthFlowImplementations(
   return [
     implementationOf(AuthFlowService, authFlow),
     implementationOf(SessionIntrospectionService, createSessionIntrospection(authFlow)),
+    implementationOf(
+      LoginBatchService,
+      createLoginBatches(authFlow, unexpectedErrorLog(options.logger)),
+    ),
     createHealthImplementation({
       serviceName: AuthFlowService.typeName,
       probes,

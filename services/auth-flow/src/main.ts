@@ -77,6 +77,7 @@ await runServiceProcess({
       implementations: createAuthFlowImplementations({
         deps,
         probeTimeoutMs: config.databaseTimeoutMs,
+        logger,
       }),
       close: async () => {
         await feed.close();

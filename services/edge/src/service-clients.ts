@@ -2,13 +2,14 @@ import type { Client } from '@connectrpc/connect';
 import {
   AuthFlowService,
   Health,
+  LoginBatchService,
   OnboardingService,
   ProfileService,
   RegistryService,
   SessionIntrospectionService,
 } from '@gateway/contracts';
 import { connectService, type ServiceConnection, type ServiceTarget } from '@gateway/rpc';
-import { introspectingTogether } from './introspection-batches.js';
+import { authFlowCallsTogether } from './auth-flow-batches.js';
 
 /**
  * Where the edge finds each internal service: in the all-in-one process its implementations
@@ -51,9 +52,16 @@ export function createEdgeClients(targets: EdgeServiceTargets, timeoutMs: number
   };
 }
 
-/** Over the wire, the introspections of one turn go together (introspection-batches.ts). */
+/**
+ * Over the wire, the introspections, starts and exchanges of one turn go together
+ * (auth-flow-batches.ts).
+ */
 function authFlowClient(connection: ServiceConnection): Client<typeof AuthFlowService> {
   const client = connection.client(AuthFlowService);
   if (connection.kind === 'in-process') return client;
-  return introspectingTogether(client, connection.client(SessionIntrospectionService));
+  return authFlowCallsTogether(
+    client,
+    connection.client(SessionIntrospectionService),
+    connection.client(LoginBatchService),
+  );
 }

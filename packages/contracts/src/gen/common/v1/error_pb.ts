@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file common/v1/error.proto.
  */
 export const file_common_v1_error: GenFile = /*@__PURE__*/
-  fileDesc("ChVjb21tb24vdjEvZXJyb3IucHJvdG8SCWNvbW1vbi52MSJMChJHYXRld2F5RXJyb3JEZXRhaWwSDAoEY29kZRgBIAEoCRIoCgdkZXRhaWxzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdGIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChVjb21tb24vdjEvZXJyb3IucHJvdG8SCWNvbW1vbi52MSJMChJHYXRld2F5RXJyb3JEZXRhaWwSDAoEY29kZRgBIAEoCRIoCgdkZXRhaWxzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJpCglDYWxsRXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEjIKBmRldGFpbBgDIAEoCzIdLmNvbW1vbi52MS5HYXRld2F5RXJyb3JEZXRhaWxIAIgBAUIJCgdfZGV0YWlsYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * GatewayErrorDetail travels as a Connect error detail on every error a service raises on
@@ -42,4 +42,39 @@ export type GatewayErrorDetail = Message<"common.v1.GatewayErrorDetail"> & {
  */
 export const GatewayErrorDetailSchema: GenMessage<GatewayErrorDetail> = /*@__PURE__*/
   messageDesc(file_common_v1_error, 0);
+
+/**
+ * CallError is how one item of a batch call failed: what its own call would have failed
+ * with, so that the caller answers it as it answers that call's error. The other items of
+ * the batch keep their answers.
+ *
+ * @generated from message common.v1.CallError
+ */
+export type CallError = Message<"common.v1.CallError"> & {
+  /**
+   * The Connect error code (connectrpc.com/docs/protocol#error-codes), e.g. 5 for not_found.
+   *
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * Present when the service raised the error on purpose (its spec code and details).
+   *
+   * @generated from field: optional common.v1.GatewayErrorDetail detail = 3;
+   */
+  detail?: GatewayErrorDetail | undefined;
+};
+
+/**
+ * Describes the message common.v1.CallError.
+ * Use `create(CallErrorSchema)` to create a new message.
+ */
+export const CallErrorSchema: GenMessage<CallError> = /*@__PURE__*/
+  messageDesc(file_common_v1_error, 1);
 
