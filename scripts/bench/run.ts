@@ -97,7 +97,7 @@ const FULL = {
    * The freshest codes of each S2 batch (at most a quarter of it) go to the split deployment's
    * level, right after the all-in-one's: a few seconds of its exchanges, warm-up included.
    */
-  splitExchangeCodes: 10_000,
+  splitExchangeCodes: 12_000,
   /** Sessions introspected in rotation by S1 and S5. */
   introspectSessions: 300,
   /** Access tokens the peer introspects in rotation. */

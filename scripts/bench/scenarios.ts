@@ -167,9 +167,10 @@ export async function seed(
 /**
  * S2: every request redeems a fresh code; each level gets a batch of its own. With `split`,
  * the freshest codes of each batch (`splitExchangeCodes`, at most a quarter) are redeemed
- * through the split deployment
- * right after the all-in-one's level (`exchange-split`): both deployments share the
- * database, the Redis keys and the encryption keys, so a code either made is good in both.
+ * through the split deployment (`exchange-split`): both deployments share the database, the
+ * Redis keys and the encryption keys, so a code either made is good in both. Both warm up
+ * first, then the all-in-one level is measured, then the split one: the machine's first
+ * seconds after a seeding (the stores settling its writes) go to the warm-ups.
  */
 export async function measureExchange(
   run: BenchRun,
@@ -184,22 +185,28 @@ export async function measureExchange(
     // The freshest codes, up to a quarter of a batch (a short --seed-seconds makes few).
     const splitShare = Math.min(run.profile.splitExchangeCodes, Math.floor(codes.length / 4));
     const splitCodes = split === undefined ? [] : codes.splice(codes.length - splitShare);
-    await redeemCodes(run, 'exchange', connections, codes, {
-      url: gateway.url,
-      authorization: gateway.bffAuthorization,
-      processes: [gateway.process],
-      warmup: Math.min(Math.floor(codes.length * 0.1), 500),
-    });
-    if (split !== undefined) {
-      // Its level is shorter, and each of its processes warms its own code: a quarter of its
-      // codes warm it up.
-      await redeemCodes(run, 'exchange-split', connections, splitCodes, {
-        url: split.url,
+    const levels = [
+      exchangeLevel(run, 'exchange', connections, codes, {
+        url: gateway.url,
         authorization: gateway.bffAuthorization,
-        processes: split.processes,
-        warmup: Math.min(Math.floor(splitCodes.length / 4), 2_000),
-      });
+        processes: [gateway.process],
+        warmup: Math.min(Math.floor(codes.length * 0.1), 500),
+      }),
+    ];
+    if (split !== undefined) {
+      // Its level is shorter, and each of its processes warms its own code: a third of its
+      // codes warm it up.
+      levels.push(
+        exchangeLevel(run, 'exchange-split', connections, splitCodes, {
+          url: split.url,
+          authorization: gateway.bffAuthorization,
+          processes: split.processes,
+          warmup: Math.min(Math.floor(splitCodes.length / 3), 3_000),
+        }),
+      );
     }
+    for (const level of levels) await level.warmUp();
+    for (const level of levels) await level.measure();
   }
 }
 
@@ -209,13 +216,13 @@ export function seedTarget(run: BenchRun, split?: SplitUnderTest): number {
 }
 
 /** One S2 level: `codes` redeemed at `connections`, the first `warmup` of them not measured. */
-async function redeemCodes(
+function exchangeLevel(
   run: BenchRun,
   name: ScenarioName,
   connections: number,
   codes: string[],
   target: { url: string; authorization: string; processes: BenchProcess[]; warmup: number },
-): Promise<void> {
+): { warmUp(): Promise<void>; measure(): Promise<void> } {
   let cursor = 0;
   const request: LoadRequest = {
     method: 'POST',
@@ -229,23 +236,34 @@ async function redeemCodes(
   const load = { url: target.url, requests: [request], expectedStatuses: [200] };
   // Oldest codes first, so none outlives its lifetime; the first ones warm the path.
   const { warmup } = target;
-  // autocannon builds each connection's next request before it knows the run is over.
-  const amount = codes.length - warmup - connections;
-  if (warmup >= connections * 2) await runLoad({ ...load, connections, amount: warmup });
-  cursor = warmup;
-  if (amount < connections) {
-    run.report.notes.push(`${name} @${connections}: too few codes (${codes.length})`);
-    return;
-  }
-  const split = target.processes.length > 1 ? target.processes : undefined;
-  const byProcess = split === undefined ? undefined : await figuresByProcess(split);
-  const usage = await usageOver(target.processes.map((each) => each.pid));
-  const result = await runLoad({ ...load, connections, amount });
-  run.addRow(name, connections, result, {
-    ...(await usage.done(result)),
-    ...(await byProcess?.done(result.requests)),
-    freshCodes: amount,
-  });
+  return {
+    warmUp: async () => {
+      // At a few connections: the split edge sends smaller batches, so its per-call code
+      // warms up on as many calls as its per-exchange code does.
+      const warmupConnections = Math.min(connections, 10);
+      if (warmup >= warmupConnections * 2) {
+        await runLoad({ ...load, connections: warmupConnections, amount: warmup });
+      }
+    },
+    measure: async () => {
+      cursor = warmup;
+      // autocannon builds each connection's next request before it knows the run is over.
+      const amount = codes.length - warmup - connections;
+      if (amount < connections) {
+        run.report.notes.push(`${name} @${connections}: too few codes (${codes.length})`);
+        return;
+      }
+      const split = target.processes.length > 1 ? target.processes : undefined;
+      const byProcess = split === undefined ? undefined : await figuresByProcess(split);
+      const usage = await usageOver(target.processes.map((each) => each.pid));
+      const result = await runLoad({ ...load, connections, amount });
+      run.addRow(name, connections, result, {
+        ...(await usage.done(result)),
+        ...(await byProcess?.done(result.requests)),
+        freshCodes: amount,
+      });
+    },
+  };
 }
 
 /**
