@@ -66,6 +66,33 @@ describe('nodeHttpFetch (the fetch openid-client and jose are given)', () => {
     expect(seen.at(-1)).toMatchObject({ method: 'GET', headers: { accept: 'application/json' } });
   });
 
+  it('answers a Response whose body is read once, by any of its readers', async () => {
+    const response = await nodeHttpFetch(`${origin}/json`);
+    expect(response).toBeInstanceOf(Response);
+    expect(response.bodyUsed).toBe(false);
+    const copy = response.clone();
+    expect(copy).toBeInstanceOf(Response);
+    expect(copy.headers.get('content-type')).toBe('application/json');
+    expect(await response.text()).toBe('{"ok":true}');
+    expect(response.bodyUsed).toBe(true);
+    await expect(response.json()).rejects.toThrow(TypeError);
+    expect(() => response.clone()).toThrow(TypeError);
+    expect(new TextDecoder().decode(await copy.arrayBuffer())).toBe('{"ok":true}');
+  });
+
+  it('gives the body as a stream to a reader that asks for one', async () => {
+    const response = await nodeHttpFetch(`${origin}/json`);
+    const reader = response.body?.getReader();
+    expect(response.bodyUsed).toBe(true);
+    let text = '';
+    for (let chunk = await reader?.read(); chunk !== undefined && !chunk.done;) {
+      text += new TextDecoder().decode(chunk.value);
+      chunk = await reader?.read();
+    }
+    expect(text).toBe('{"ok":true}');
+    await expect(response.text()).rejects.toThrow(TypeError);
+  });
+
   it('posts a URLSearchParams body as a form, with its length', async () => {
     const form = new URLSearchParams({ grant_type: 'authorization_code', code: 'a b' });
     const response = await nodeHttpFetch(`${origin}/json`, {

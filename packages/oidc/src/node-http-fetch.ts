@@ -28,6 +28,8 @@ const agents = {
  * - redirects are not followed (the libraries ask for `redirect: 'manual'`): a 3xx is the
  *   answer;
  * - a body in gzip, deflate or br is decoded, as fetch does;
+ * - the answer is read whole (an identity provider's answers are small documents) and given as
+ *   a BufferedResponse, which the libraries read without a body stream;
  * - a keep-alive socket that the provider closed while idle is retried once on a new one.
  */
 export async function nodeHttpFetch(url: string, init: RequestInit = {}): Promise<Response> {
@@ -142,11 +144,78 @@ function responseOf(answer: IncomingMessage, raw: Buffer): Response {
     headers.append(rawHeaders[index] as string, rawHeaders[index + 1] as string);
   }
   const nullBody = status === 204 || status === 304 || answer.method === 'HEAD';
-  return new Response(nullBody ? null : decoded(raw, answer.headers['content-encoding']), {
+  return bufferedResponse(nullBody ? null : decoded(raw, answer.headers['content-encoding']), {
     status,
     statusText: answer.statusMessage ?? '',
     headers,
   });
+}
+
+/**
+ * The WHATWG Response as a base class. The DOM types declare its members as properties, which
+ * a subclass cannot implement as methods and accessors; at run time they are on its prototype.
+ */
+const ResponseBase: new (body: null, init: ResponseInit) => object = Response;
+
+/**
+ * A Response whose body is already in memory. `text()`, `json()` and `arrayBuffer()` read the
+ * buffer straight away; the body stream that a Response made from bytes builds (and every read
+ * goes through) is made only when someone asks for `body`. It is a Response (instanceof, the
+ * status, headers, `clone()`), read once like any other.
+ */
+class BufferedResponse extends ResponseBase {
+  readonly #bytes: Buffer | null;
+  #read = false;
+  #stream: ReadableStream<Uint8Array> | null | undefined;
+
+  constructor(bytes: Buffer | null, init: ResponseInit) {
+    super(null, init);
+    this.#bytes = bytes;
+  }
+
+  get bodyUsed(): boolean {
+    return this.#read || (this.#stream?.locked ?? false);
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#stream === undefined) {
+      this.#stream = this.#bytes === null ? null : new Response(this.#bytes).body;
+    }
+    return this.#stream;
+  }
+
+  async text(): Promise<string> {
+    return this.#take().toString('utf8');
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(this.#take().toString('utf8')) as unknown;
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = this.#take();
+    return new Uint8Array(bytes).buffer;
+  }
+
+  clone(): Response {
+    if (this.bodyUsed) throw new TypeError('Response.clone: the body has already been read');
+    const self = this as unknown as Response;
+    return bufferedResponse(this.#bytes, {
+      status: self.status,
+      statusText: self.statusText,
+      headers: self.headers,
+    });
+  }
+
+  #take(): Buffer {
+    if (this.bodyUsed) throw new TypeError('Body is unusable: the body has already been read');
+    this.#read = true;
+    return this.#bytes ?? Buffer.alloc(0);
+  }
+}
+
+function bufferedResponse(bytes: Buffer | null, init: ResponseInit): Response {
+  return new BufferedResponse(bytes, init) as unknown as Response;
 }
 
 /** The body as fetch gives it: gzip, deflate and br decoded. */
