@@ -83,13 +83,14 @@ describe('nodeHttpFetch (the fetch openid-client and jose are given)', () => {
   it('gives the body as a stream to a reader that asks for one', async () => {
     const response = await nodeHttpFetch(`${origin}/json`);
     const reader = response.body?.getReader();
-    expect(response.bodyUsed).toBe(true);
+    expect(() => response.clone()).toThrow(TypeError);
     let text = '';
     for (let chunk = await reader?.read(); chunk !== undefined && !chunk.done;) {
       text += new TextDecoder().decode(chunk.value);
       chunk = await reader?.read();
     }
     expect(text).toBe('{"ok":true}');
+    expect(response.bodyUsed).toBe(true);
     await expect(response.text()).rejects.toThrow(TypeError);
   });
 

@@ -166,7 +166,8 @@ const ResponseBase: new (body: null, init: ResponseInit) => object = Response;
 class BufferedResponse extends ResponseBase {
   readonly #bytes: Buffer | null;
   #read = false;
-  #stream: ReadableStream<Uint8Array> | null | undefined;
+  /** A Response made from the bytes when a reader asks for `body`, which gives its stream. */
+  #streamed: Response | undefined;
 
   constructor(bytes: Buffer | null, init: ResponseInit) {
     super(null, init);
@@ -174,14 +175,13 @@ class BufferedResponse extends ResponseBase {
   }
 
   get bodyUsed(): boolean {
-    return this.#read || (this.#stream?.locked ?? false);
+    return this.#read || (this.#streamed?.bodyUsed ?? false);
   }
 
   get body(): ReadableStream<Uint8Array> | null {
-    if (this.#stream === undefined) {
-      this.#stream = this.#bytes === null ? null : new Response(this.#bytes).body;
-    }
-    return this.#stream;
+    if (this.#bytes === null) return null;
+    this.#streamed ??= new Response(this.#bytes);
+    return this.#streamed.body;
   }
 
   async text(): Promise<string> {
@@ -193,12 +193,11 @@ class BufferedResponse extends ResponseBase {
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
-    const bytes = this.#take();
-    return new Uint8Array(bytes).buffer;
+    return new Uint8Array(this.#take()).buffer;
   }
 
   clone(): Response {
-    if (this.bodyUsed) throw new TypeError('Response.clone: the body has already been read');
+    if (this.#unusable()) throw new TypeError('Response.clone: the body has already been read');
     const self = this as unknown as Response;
     return bufferedResponse(this.#bytes, {
       status: self.status,
@@ -207,8 +206,13 @@ class BufferedResponse extends ResponseBase {
     });
   }
 
+  /** As fetch's: a body read, or a stream read from or locked to a reader, is unusable. */
+  #unusable(): boolean {
+    return this.bodyUsed || (this.#streamed?.body?.locked ?? false);
+  }
+
   #take(): Buffer {
-    if (this.bodyUsed) throw new TypeError('Body is unusable: the body has already been read');
+    if (this.#unusable()) throw new TypeError('Body is unusable: the body has already been read');
     this.#read = true;
     return this.#bytes ?? Buffer.alloc(0);
   }
