@@ -62,8 +62,9 @@ async function measureLevel(
   factor: number,
   referenceRss: number | undefined,
 ): Promise<ResultRow> {
-  const offeredRps = capacity.rps * factor;
-  run.step(`overload: ${offeredRps.toFixed(0)} req/s offered (${Math.round(factor * 100)}%)`);
+  const offeredRps = Math.max(capacity.rps * factor, run.profile.overloadLeastRps);
+  const offeredPct = Math.round((offeredRps / capacity.rps) * 100);
+  run.step(`overload: ${offeredRps.toFixed(0)} req/s offered (${offeredPct}%)`);
   const rss = sampleRss(gateway.process.pid);
   const usage = await usageOver([gateway.process.pid]);
   const result = await runOpenLoop({
@@ -86,7 +87,7 @@ async function measureLevel(
     refusalsWithoutRetryAfter: result.withoutRetryAfter,
     socketErrors: result.socketErrors,
     timeouts: result.timeouts,
-    offeredPct: Math.round(factor * 100),
+    offeredPct,
     offeredRps: round2(offeredRps),
     capacityRps: round2(capacity.rps),
     servedRps: round2(servedRps),

@@ -79,6 +79,8 @@ const FULL = {
   overloadSeconds: 30,
   /** S5's offered rates, as shares of the capacity measured right before it. */
   overloadFactors: [0.8, 1.2, 2],
+  /** The least rate an S5 level offers, whatever the capacity measured (req/s). */
+  overloadLeastRps: 0,
   connections: [50, 100],
   /** S2's and S4's, whose every request costs a real sign-in. */
   costlyConnections: [50, 100],
@@ -110,9 +112,11 @@ const QUICK: Profile = {
   signInWarmupSeconds: 0.3,
   measureSeconds: 1,
   overloadSeconds: 1,
-  // The quick run shows that refusals work: its one level is far beyond any capacity, even
-  // one measured in a slow moment of a busy machine.
+  // The quick run shows that refusals work: its one level is far beyond any capacity. A
+  // capacity measured in a slow moment of a busy machine can be a tenth of what the gateway
+  // serves a second later, so the level offers at least a rate no gateway here serves.
   overloadFactors: [10],
+  overloadLeastRps: 10_000,
   connections: [50],
   costlyConnections: [5],
   accounts: 20,
