@@ -78,6 +78,11 @@ describe('nodeHttpFetch (the fetch openid-client and jose are given)', () => {
     await expect(response.json()).rejects.toThrow(TypeError);
     expect(() => response.clone()).toThrow(TypeError);
     expect(new TextDecoder().decode(await copy.arrayBuffer())).toBe('{"ok":true}');
+    const blob = await (await nodeHttpFetch(`${origin}/json`)).blob();
+    expect({ type: blob.type, text: await blob.text() }).toEqual({
+      type: 'application/json',
+      text: '{"ok":true}',
+    });
   });
 
   it('gives the body as a stream to a reader that asks for one', async () => {

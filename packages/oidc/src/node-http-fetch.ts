@@ -196,6 +196,15 @@ class BufferedResponse extends ResponseBase {
     return new Uint8Array(this.#take()).buffer;
   }
 
+  /** The readers nobody here uses, read as fetch's from the bytes. */
+  async blob(): Promise<Blob> {
+    return this.#takeAsResponse().blob();
+  }
+
+  async formData(): Promise<FormData> {
+    return this.#takeAsResponse().formData();
+  }
+
   clone(): Response {
     if (this.#unusable()) throw new TypeError('Response.clone: the body has already been read');
     const self = this as unknown as Response;
@@ -209,6 +218,10 @@ class BufferedResponse extends ResponseBase {
   /** As fetch's: a body read, or a stream read from or locked to a reader, is unusable. */
   #unusable(): boolean {
     return this.bodyUsed || (this.#streamed?.body?.locked ?? false);
+  }
+
+  #takeAsResponse(): Response {
+    return new Response(this.#take(), { headers: (this as unknown as Response).headers });
   }
 
   #take(): Buffer {
