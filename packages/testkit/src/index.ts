@@ -25,7 +25,12 @@ export { createTestSigningKey } from './test-signing-key.js';
 export type { TestSigningAlg, TestSigningKey } from './test-signing-key.js';
 export { createCookieJar } from './cookie-jar.js';
 export type { CookieJar } from './cookie-jar.js';
-export { chromiumExecutablePath, launchTestBrowser, screenshotsDir } from './test-chromium.js';
+export {
+  chromiumExecutablePath,
+  launchTestBrowser,
+  screenshotsDir,
+  watchPageProblems,
+} from './test-chromium.js';
 export type {
   ChromiumBrowser,
   ChromiumContext,

@@ -112,3 +112,18 @@ async function saveFailure(name: string, page: Page, log: readonly string[]): Pr
     process.stderr.write(`browser test "${name}" failed; no screenshot: ${String(problem)}\n`);
   }
 }
+
+/**
+ * What a page shows a user as going wrong from now on: each error in its console and each
+ * answer of 400 or more, as lines a test can compare with `[]`.
+ */
+export function watchPageProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+  });
+  return problems;
+}

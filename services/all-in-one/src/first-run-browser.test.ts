@@ -5,6 +5,7 @@ import { startDemoPlatform, type RunningDemoPlatform } from '@gateway/demo-platf
 import {
   launchTestBrowser,
   unusedLocalPort,
+  watchPageProblems,
   type ChromiumContext,
   type ChromiumPage,
   type TestChromium,
@@ -285,21 +286,9 @@ describe('the demo platform in Chromium', () => {
 });
 
 describe("a newcomer's first visits in Chromium", () => {
-  /** What the browser would show in its console as an error, and every answer of 400 or more. */
-  function watchProblems(page: ChromiumPage): string[] {
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('response', (response) => {
-      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
-    });
-    return problems;
-  }
-
   it('visits the demo platform with no error in the console: it has an icon', async () => {
     await browser.withPage('first-visit-demo', async (page) => {
-      const problems = watchProblems(page);
+      const problems = watchPageProblems(page);
       await page.goto(`${demo}/`);
       await page.getByText('Sign in').first().waitFor();
       // The icon the page names, and the one a browser asks for when a page names none.

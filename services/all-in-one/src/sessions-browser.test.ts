@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { launchTestBrowser, type ChromiumPage, type TestChromium } from '@gateway/testkit';
+import {
+  launchTestBrowser,
+  watchPageProblems,
+  type ChromiumPage,
+  type TestChromium,
+} from '@gateway/testkit';
 import { startEmbeddedProcess, type EmbeddedProcess } from './testing/embedded-process.js';
 
 // Where people see their sessions, in Chromium against the README's first command (one
@@ -25,18 +30,6 @@ afterAll(async () => {
   await browser?.close();
   await embedded?.stop();
 });
-
-/** What the browser would show in its console as an error, and every answer of 400 or more. */
-function watchProblems(page: ChromiumPage): string[] {
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
-  });
-  return problems;
-}
 
 async function signInOnIdentity(page: ChromiumPage, email: string, password: string) {
   await page.fill('input[name="email"]', email);
@@ -71,9 +64,9 @@ async function nextAnswerToMe(page: ChromiumPage) {
 describe("alice's sessions on the demo platform", () => {
   it('lists two sessions, this one marked, and "Sign out everywhere else" ends the other', async () => {
     await browser.withPage('sessions-here', async (here) => {
-      const problemsHere = watchProblems(here);
+      const problemsHere = watchPageProblems(here);
       await browser.withPage('sessions-elsewhere', async (elsewhere) => {
-        const problemsElsewhere = watchProblems(elsewhere);
+        const problemsElsewhere = watchPageProblems(elsewhere);
         await signInToDemo(elsewhere);
         await signInToDemo(here);
 
@@ -117,7 +110,7 @@ describe("alice's sessions on the demo platform", () => {
 describe("alice's sessions in the admin console", () => {
   it("shows an admin alice's live sessions and ends one", async () => {
     await browser.withPage('sessions-admin', async (page) => {
-      const problems = watchProblems(page);
+      const problems = watchPageProblems(page);
       await page.goto(`${gateway}/admin/`);
       await page.getByRole('link', { name: 'Sign in' }).click();
       await signInOnIdentity(page, 'admin@example.com', 'admin-password');
